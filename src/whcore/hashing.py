@@ -1,0 +1,116 @@
+"""HashWH: hashing a function's Walsh-Hadamard spectrum into 2^b buckets.
+
+For sigma in {0,1}^{n x b}, evaluating g on the 2^b points ``(sigma @ bits(t)) mod 2`` of the
+subspace spanned by sigma's columns and taking the WHT gives (paper, eq. hash_sum)
+
+    (H_b g(X))_j / 2^b = U_sigma(j) = sum over f with sigma^T f = j of G(f),
+
+so ``mean |H_b g(X)| = sum_j |U_sigma(j)|``: the L1 norm of the hashed coefficients. This is
+exactly the scaling of the reference implementation, so the paper's lambda grids carry over.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+
+from .wht import fwht
+
+__all__ = ["sample_sigma", "hashed_inputs", "hashwh_penalty", "fullwh_penalty", "check_binary"]
+
+
+def check_binary(x: torch.Tensor, what: str) -> None:
+    """Raise a ValueError naming ``what`` unless every entry of ``x`` is 0 or 1."""
+    if x.numel() and not bool(((x == 0) | (x == 1)).all()):
+        bad = x[(x != 0) & (x != 1)].flatten()[:3].tolist()
+        raise ValueError(f"{what} must contain only 0 and 1; found values such as {bad}")
+
+
+def sample_sigma(
+    n: int,
+    b: int,
+    generator: torch.Generator | None = None,
+    device=None,
+    batch_shape: tuple[int, ...] = (),
+) -> torch.Tensor:
+    """A uniform hashing matrix in {0,1}^{n x b} (i.i.d. Bernoulli(1/2)) as uint8."""
+    _check_dims(n, b)
+    if generator is not None:
+        device = generator.device
+    return torch.randint(
+        0, 2, (*batch_shape, n, b), generator=generator, device=device, dtype=torch.uint8
+    )
+
+
+def _check_dims(n: int, b: int) -> None:
+    if b < 1:
+        raise ValueError(f"the hash size b must be >= 1, got b = {b}")
+    if b > n:
+        raise ValueError(
+            f"the hash size b = {b} exceeds the input dimension n = {n}; choose b <= n"
+        )
+
+
+def hashed_inputs(sigma: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
+    """Rows ``(sigma @ bits(t)) mod 2`` for t = 0..2^b-1 (bits MSB-first): shape (..., 2^b, n).
+
+    Built by XOR doubling: the 2^k points spanned by the last k columns are extended by the
+    next column to the left, which becomes the new most significant bit. O(n 2^b) work and
+    memory, no matrix product and nothing of size 4^b.
+    """
+    if sigma.dim() < 2:
+        raise ValueError(f"sigma must have shape (..., n, b), got {tuple(sigma.shape)}")
+    n, b = sigma.shape[-2], sigma.shape[-1]
+    _check_dims(n, b)
+    check_binary(sigma, "sigma")
+    cols = sigma.to(torch.uint8).transpose(-1, -2)  # (..., b, n)
+    points = torch.zeros(*sigma.shape[:-2], 1, n, dtype=torch.uint8, device=sigma.device)
+    for j in range(b - 1, -1, -1):
+        points = torch.cat((points, points ^ cols[..., j : j + 1, :]), dim=-2)
+    return points.to(dtype)
+
+
+def _values(f: Callable, x: torch.Tensor) -> torch.Tensor:
+    """f(x) with a trailing singleton output dimension removed."""
+    y = f(x)
+    if y.dim() == x.dim() and y.shape[-1] == 1:
+        y = y.squeeze(-1)
+    if y.shape != x.shape[:-1]:
+        raise ValueError(
+            f"the function must map inputs of shape {tuple(x.shape)} to shape "
+            f"{tuple(x.shape[:-1])} (or with a trailing 1), got {tuple(y.shape)}"
+        )
+    return y
+
+
+def hashwh_penalty(f: Callable, sigma: torch.Tensor) -> torch.Tensor:
+    """``mean |H_b f(hashed_inputs(sigma))|`` = L1 norm of the hashed Fourier coefficients.
+
+    ``sigma`` of shape (n, b) gives a scalar; a batch (..., n, b) gives one penalty per matrix
+    (f then receives (..., 2^b, n), e.g. one sigma per member of a stacked model).
+    """
+    x = hashed_inputs(sigma, dtype=_param_dtype(f))
+    return fwht(_values(f, x)).abs().mean(-1)
+
+
+def fullwh_penalty(f: Callable, n: int, inputs: torch.Tensor | None = None) -> torch.Tensor:
+    """``mean |2^{-n/2} H_n f(all 2^n inputs)|`` = 2^{-n/2} ||G||_1 (the reference's EN scaling).
+
+    ``inputs`` may pass a cached ``all_inputs(n)`` (optionally with leading batch dimensions).
+    """
+    from .wht import all_inputs
+
+    if inputs is None:
+        inputs = all_inputs(n, dtype=_param_dtype(f), device=_param_device(f))
+    return fwht(_values(f, inputs), normalize=True).abs().mean(-1)
+
+
+def _param_dtype(f) -> torch.dtype:
+    params = list(f.parameters()) if hasattr(f, "parameters") else []
+    return params[0].dtype if params else torch.get_default_dtype()
+
+
+def _param_device(f):
+    params = list(f.parameters()) if hasattr(f, "parameters") else []
+    return params[0].device if params else None

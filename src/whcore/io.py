@@ -1,0 +1,52 @@
+"""Atomic file output: write to a temporary name beside the target, then rename."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["atomic_path", "write_parquet", "read_parquet_metadata"]
+
+
+@contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path; on success rename it to ``path``, on error delete it.
+
+    A crash never leaves a half-written file under the final name."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> None:
+    """Write ``df`` atomically; ``metadata`` (JSON-able values) goes into the schema metadata
+    under the key ``whcore``."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if metadata:
+        existing = table.schema.metadata or {}
+        table = table.replace_schema_metadata(
+            {**existing, b"whcore": json.dumps(metadata, sort_keys=True).encode()}
+        )
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)
+
+
+def read_parquet_metadata(path: str | Path) -> dict:
+    """The ``whcore`` metadata written by ``write_parquet`` (empty if there is none)."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(b"whcore")
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,84 @@
+"""The paper's network, n -> c n -> c n -> n -> 1, as a stack of independent members.
+
+One ``MLP`` holds S members with weights of shape (S, in, out), so several training seeds train
+as one batched model (``torch.baddbmm``); each member is initialized from its own seed exactly
+as a lone ``MLP(n, width, seeds=seed)`` would be. With one member it behaves like an ordinary
+network: (N, n) -> (N,).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import torch
+from torch import nn
+
+__all__ = ["MLP", "layer_sizes"]
+
+
+def layer_sizes(n: int, width: float) -> list[int]:
+    """[n, c n, c n, n, 1] for the width multiplier c (hidden sizes rounded, at least 1)."""
+    if n < 1:
+        raise ValueError(f"the input dimension n must be >= 1, got {n}")
+    if width <= 0:
+        raise ValueError(f"the width multiplier must be > 0, got {width}")
+    hidden = max(1, int(round(width * n)))
+    return [n, hidden, hidden, n, 1]
+
+
+class MLP(nn.Module):
+    """Stacked LeakyReLU MLPs with Xavier-uniform weights and PyTorch's default bias init.
+
+    ``seeds``: an int (one member), a list of ints (one member per seed) or None (one member
+    drawn from the global RNG).
+    """
+
+    def __init__(
+        self,
+        n: int,
+        width: float = 10,
+        seeds: int | Sequence[int] | None = None,
+        negative_slope: float = 0.01,
+        dtype=torch.float32,
+        device=None,
+    ):
+        super().__init__()
+        self.n = n
+        self.sizes = layer_sizes(n, width)
+        self.negative_slope = negative_slope
+        seed_list = [seeds] if seeds is None or isinstance(seeds, int) else list(seeds)
+        if not seed_list:
+            raise ValueError("an MLP needs at least one member (seeds is empty)")
+        self.n_members = len(seed_list)
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for fan_in, fan_out in zip(self.sizes[:-1], self.sizes[1:]):
+            self.weights.append(nn.Parameter(torch.empty(self.n_members, fan_in, fan_out)))
+            self.biases.append(nn.Parameter(torch.empty(self.n_members, fan_out)))
+        with torch.no_grad():
+            for s, seed in enumerate(seed_list):
+                gen = torch.Generator()
+                gen.manual_seed(int(seed) if seed is not None else torch.seed())
+                for w, bias in zip(self.weights, self.biases):
+                    fan_in, fan_out = w.shape[1], w.shape[2]
+                    w_bound = math.sqrt(6.0 / (fan_in + fan_out))  # Xavier uniform, gain 1
+                    w[s].uniform_(-w_bound, w_bound, generator=gen)
+                    b_bound = 1.0 / math.sqrt(fan_in)  # nn.Linear's default bias init
+                    bias[s].uniform_(-b_bound, b_bound, generator=gen)
+        self.to(dtype=dtype, device=device)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(N, n) -> (N,) for one member, (S, N) for S members (same inputs for all);
+        (S, N, n) -> (S, N): member s evaluates x[s]."""
+        if x.shape[-1] != self.n:
+            raise ValueError(f"expected inputs with n = {self.n} features, got {x.shape[-1]}")
+        single = x.dim() == 2
+        h = x.unsqueeze(0).expand(self.n_members, -1, -1) if single else x
+        last = len(self.weights) - 1
+        for i, (w, bias) in enumerate(zip(self.weights, self.biases)):
+            h = torch.baddbmm(bias.unsqueeze(1), h, w)
+            if i < last:
+                h = nn.functional.leaky_relu(h, self.negative_slope)
+        out = h.squeeze(-1)
+        return out.squeeze(0) if single and self.n_members == 1 else out

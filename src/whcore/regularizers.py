@@ -1,0 +1,163 @@
+"""Spectral regularizers behind one interface.
+
+A regularizer is built once per training job for a stacked model of S members (one per training
+seed) and is then asked, every minibatch step, for one penalty term per member. Methods that
+need work between epochs (EN-S: a sparse WHT of the network, then ADMM updates) override
+``on_epoch_end``. New methods register themselves with ``@register``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from .hashing import fullwh_penalty, hashwh_penalty, sample_sigma
+from .rng import derive_seed
+from .spectrum import MAX_EXACT_N
+from .wht import all_inputs
+
+__all__ = ["Context", "Regularizer", "register", "make_regularizer", "METHODS"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a regularizer may know about the job: input dimension, members' seeds, device."""
+
+    n: int
+    seeds: Sequence[int]
+    device: torch.device
+    dtype: torch.dtype = torch.float32
+
+
+class Regularizer:
+    """No penalty (the ``standard`` network). Subclasses set PARAMS and override the hooks."""
+
+    name = "standard"
+    PARAMS: dict[str, type] = {}  # parameter name -> type; all are required
+    DEFAULTS: dict[str, object] = {}
+
+    def __init__(self, ctx: Context, **params):
+        self.ctx = ctx
+        self.params = params
+
+    def penalty(self, model) -> torch.Tensor | None:
+        """The weighted penalty term, shape (S,), or None for no penalty."""
+        return None
+
+    def on_epoch_end(self, model, epoch: int) -> dict[str, float]:
+        """Work between epochs; returns extra per-epoch record fields (e.g. its time)."""
+        return {}
+
+
+METHODS: dict[str, type[Regularizer]] = {"standard": Regularizer}
+
+
+def register(cls: type[Regularizer]) -> type[Regularizer]:
+    METHODS[cls.name] = cls
+    return cls
+
+
+def _generators(ctx: Context, purpose: str) -> list[torch.Generator]:
+    gens = []
+    for seed in ctx.seeds:
+        gen = torch.Generator(device=ctx.device)
+        gen.manual_seed(derive_seed(seed, purpose))
+        gens.append(gen)
+    return gens
+
+
+@register
+class HashWH(Regularizer):
+    """lam * mean_r mean |H_b f(X_b sigma_r^T mod 2)|, sigma resampled every step per member."""
+
+    name = "hashwh"
+    PARAMS = {"lam": float, "b": int, "repetitions": int}
+    DEFAULTS = {"repetitions": 1}
+
+    def __init__(self, ctx: Context, lam: float, b: int, repetitions: int = 1):
+        super().__init__(ctx, lam=lam, b=b, repetitions=repetitions)
+        if not 1 <= b <= ctx.n:
+            raise ValueError(f"hashwh: b = {b} must satisfy 1 <= b <= n = {ctx.n}")
+        if repetitions < 1:
+            raise ValueError(f"hashwh: repetitions must be >= 1, got {repetitions}")
+        self.lam, self.b, self.repetitions = lam, b, repetitions
+        self.generators = _generators(ctx, "sigma")
+
+    def sample(self) -> torch.Tensor:
+        """(R, S, n, b): one fresh hashing matrix per repetition and member."""
+        per_member = [
+            sample_sigma(self.ctx.n, self.b, gen, batch_shape=(self.repetitions,))
+            for gen in self.generators
+        ]
+        return torch.stack(per_member, dim=1)
+
+    def penalty(self, model):
+        sigma = self.sample()
+        # Each member evaluates its own subspace: (R, S, 2^b, n) -> fold R into the points.
+        r, s = sigma.shape[:2]
+        if r == 1:
+            return self.lam * hashwh_penalty(model, sigma[0])
+        per_rep = torch.stack([hashwh_penalty(model, sigma[i]) for i in range(r)])
+        return self.lam * per_rep.mean(0)
+
+
+@register
+class FullWH(Regularizer):
+    """lam * mean |2^{-n/2} H_n f(all 2^n inputs)| (EN; exact, exponential in n)."""
+
+    name = "fullwh"
+    PARAMS = {"lam": float}
+
+    def __init__(self, ctx: Context, lam: float):
+        super().__init__(ctx, lam=lam)
+        if ctx.n > MAX_EXACT_N:
+            raise ValueError(
+                f"fullwh evaluates the network on all 2^n inputs; n = {ctx.n} is too large "
+                f"(at most {MAX_EXACT_N}). Use hashwh or ens for high-dimensional inputs."
+            )
+        self.lam = lam
+        self.inputs = all_inputs(ctx.n, dtype=ctx.dtype, device=ctx.device)
+
+    def penalty(self, model):
+        return self.lam * fullwh_penalty(model, self.ctx.n, inputs=self.inputs)
+
+
+def make_regularizer(method: str, params: dict, ctx: Context) -> Regularizer:
+    """Build a registered regularizer, checking its parameter names and types."""
+    _load_plugins()
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
+    cls = METHODS[method]
+    params = {**cls.DEFAULTS, **(params or {})}
+    unknown = sorted(set(params) - set(cls.PARAMS))
+    if unknown:
+        raise ValueError(
+            f"method {method!r} has no parameter(s) {unknown}; it takes {sorted(cls.PARAMS)}"
+        )
+    missing = sorted(set(cls.PARAMS) - set(params))
+    if missing:
+        raise ValueError(f"method {method!r} needs parameter(s) {missing}")
+    typed = {}
+    for key, kind in cls.PARAMS.items():
+        value = params[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            kind is int and float(value) != int(value)
+        ):
+            raise ValueError(f"method {method!r}: parameter {key} must be {kind.__name__}, got {value!r}")
+        typed[key] = kind(value)
+    return cls(ctx, **typed)
+
+
+def _load_plugins() -> None:
+    # Methods living in their own modules register on import.
+    import importlib
+
+    for module in ("whcore.ens",):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as err:
+            if err.name != module:
+                raise
+

@@ -1,0 +1,110 @@
+"""Job specifications: what one training job trains, validated with a JSON schema.
+
+A spec is YAML or JSON::
+
+    method: hashwh
+    params: {lam: 0.01, b: 7}
+    data:
+      source: synthetic          # a g* file from `whcore synthetic`, or `table` (a Parquet)
+      path: results/synthetic/spectrum/target_d0.json
+      train_size: 200
+      val_size: rest             # a count, or rest
+      test_size: 0
+      data_seed: 0
+      standardize: false
+    training: {seeds: [0, 1, 2, 3, 4], epochs: 500, batch_size: 16, lr: 0.01, patience: 10,
+               width: 10, device: auto, vectorize: true}
+    spectrum: false              # exact spectral metrics per epoch (n <= 20 only)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+__all__ = ["SPEC_SCHEMA", "SpecError", "load_spec", "validate_spec"]
+
+_SIZE = {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "rest"}]}
+
+SPEC_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["method", "data", "training"],
+    "properties": {
+        "method": {"type": "string"},
+        "params": {"type": "object", "additionalProperties": {"type": "number"}},
+        "spectrum": {"type": "boolean", "default": False},
+        "data": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["source", "path", "train_size", "data_seed"],
+            "properties": {
+                "source": {"enum": ["synthetic", "table"]},
+                "path": {"type": "string"},
+                "train_size": {"type": "integer", "minimum": 1},
+                "val_size": {**_SIZE, "default": "rest"},
+                "test_size": {**_SIZE, "default": 0},
+                "data_seed": {"type": "integer", "minimum": 0},
+                "standardize": {"type": "boolean", "default": False},
+            },
+        },
+        "training": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["seeds"],
+            "properties": {
+                "seeds": {"type": "array", "minItems": 1, "items": {"type": "integer"}},
+                "epochs": {"type": "integer", "minimum": 1, "default": 200},
+                "batch_size": {"type": "integer", "minimum": 1, "default": 16},
+                "lr": {"type": "number", "exclusiveMinimum": 0, "default": 0.01},
+                "patience": {"type": "integer", "minimum": 1, "default": 10},
+                "width": {"type": "number", "exclusiveMinimum": 0, "default": 10},
+                "device": {"type": "string", "default": "auto"},
+                "vectorize": {"type": "boolean", "default": True},
+                "log_every": {"type": "integer", "minimum": 0, "default": 10},
+            },
+        },
+    },
+}
+
+
+class SpecError(ValueError):
+    """A spec that does not validate; the message names the source, the field and the fix."""
+
+
+def _fill_defaults(schema: dict, value: dict) -> None:
+    for key, sub in schema.get("properties", {}).items():
+        if key not in value and "default" in sub:
+            value[key] = sub["default"]
+        if isinstance(value.get(key), dict) and sub.get("type") == "object":
+            _fill_defaults(sub, value[key])
+
+
+def validate_spec(spec: dict, source: str = "spec") -> dict:
+    """Validate, fill defaults and return the spec; raise SpecError naming the field."""
+    validator = jsonschema.Draft202012Validator(SPEC_SCHEMA)
+    errors = sorted(validator.iter_errors(spec), key=lambda e: list(e.path))
+    if errors:
+        err = errors[0]
+        field = ".".join(str(p) for p in err.path) or "(top level)"
+        raise SpecError(f"{source}: field {field}: {err.message}")
+    spec = json.loads(json.dumps(spec))  # a deep copy
+    _fill_defaults(SPEC_SCHEMA, spec)
+    return spec
+
+
+def load_spec(path: str | Path) -> dict:
+    """Read a YAML or JSON spec file and validate it."""
+    path = Path(path)
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise SpecError(f"{path}: cannot read the spec file ({err.strerror})") from err
+    except yaml.YAMLError as err:
+        raise SpecError(f"{path}: not valid YAML/JSON ({err})") from err
+    if not isinstance(spec, dict):
+        raise SpecError(f"{path}: a spec must be a mapping of fields, got {type(spec).__name__}")
+    return validate_spec(spec, str(path))
