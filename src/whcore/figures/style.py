@@ -1,0 +1,89 @@
+"""The shared look of every figure and the one way figures are saved (PDF + PNG, atomically)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; never needs a display
+
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+from ..io import atomic_path  # noqa: E402
+
+__all__ = ["apply_style", "save_figure", "METHOD_LABELS", "method_label", "method_color", "plt"]
+
+# Paper sizes: a single column is about 3.3 in wide, a full page about 6.8 in.
+COLUMN_WIDTH = 3.3
+PAGE_WIDTH = 6.8
+
+METHOD_LABELS = {
+    "standard": "Standard",
+    "fullwh": "FullWH",
+    "ens": "EN-S",
+    "hashwh": "HashWH",
+    "lasso": "Lasso",
+    "rf": "Random forest",
+    "xgboost": "XGBoost",
+}
+
+_PALETTE = {
+    "standard": "#4d4d4d",
+    "fullwh": "#1b9e77",
+    "ens": "#d95f02",
+    "hashwh": "#7570b3",
+    "lasso": "#e7298a",
+    "rf": "#66a61e",
+    "xgboost": "#e6ab02",
+}
+
+
+def apply_style() -> None:
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.0)
+    plt.rcParams.update(
+        {
+            "figure.dpi": 150,
+            "savefig.dpi": 200,
+            "savefig.bbox": "tight",
+            "axes.titlesize": 9,
+            "axes.labelsize": 8,
+            "legend.fontsize": 7,
+            "xtick.labelsize": 7,
+            "ytick.labelsize": 7,
+            "pdf.fonttype": 42,
+        }
+    )
+
+
+def method_label(method: str, b: int | None = None) -> str:
+    """'HashWH (b=7)' style labels; b only for hashwh."""
+    label = METHOD_LABELS.get(method, method)
+    return f"{label} (b={int(b)})" if b is not None and method == "hashwh" else label
+
+
+def method_color(method: str, b: int | None = None, bs: tuple = (5, 7, 8, 10, 13, 16)):
+    """One color per method; HashWH hash sizes get shades of its purple (darker = larger b)."""
+    if method == "hashwh" and b is not None:
+        shades = sns.light_palette(_PALETTE["hashwh"], n_colors=len(bs) + 2)[2:]
+        return shades[list(bs).index(int(b))] if int(b) in bs else _PALETTE["hashwh"]
+    return _PALETTE.get(method, "#000000")
+
+
+def save_figure(fig, path: str | Path) -> list[Path]:
+    """Save ``fig`` as ``<stem>.pdf`` and ``<stem>.png`` (``path`` may end in either or none),
+    each written atomically; close the figure. Returns the two paths."""
+    path = Path(path)
+    stem = path.with_suffix("") if path.suffix in (".pdf", ".png") else path
+    written = []
+    for suffix in (".pdf", ".png"):
+        target = stem.with_suffix(suffix)
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=suffix[1:])
+        written.append(target)
+    plt.close(fig)
+    return written
+
+
+apply_style()
