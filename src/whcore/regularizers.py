@@ -118,7 +118,9 @@ class FullWH(Regularizer):
                 f"(at most {MAX_EXACT_N}). Use hashwh or ens for high-dimensional inputs."
             )
         self.lam = lam
-        self.inputs = all_inputs(ctx.n, dtype=ctx.dtype, device=ctx.device)
+        # Every member evaluates the same 2^n points: (S, 2^n, n).
+        points = all_inputs(ctx.n, dtype=ctx.dtype, device=ctx.device)
+        self.inputs = points.expand(len(ctx.seeds), -1, -1)
 
     def penalty(self, model):
         return self.lam * fullwh_penalty(model, self.ctx.n, inputs=self.inputs)

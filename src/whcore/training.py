@@ -230,4 +230,7 @@ def train_seeds(
             best = max((r["val_r2"] for r in records if r["status"] == "ok"), default=math.nan)
             log(f"epoch {epoch}: {sum(active)}/{members} members training, "
                 f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed")
+    # One block of epochs per seed, in the order the seeds were given.
+    position = {seed: i for i, seed in enumerate(seeds)}
+    records.sort(key=lambda row: (position[row["seed"]], row["epoch"]))
     return pd.DataFrame.from_records(records)

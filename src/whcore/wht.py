@@ -84,9 +84,11 @@ def hadamard_matrix(m: int, normalize: bool = False, dtype=torch.float64, device
     """The dense 2^m x 2^m Sylvester Hadamard matrix (the slow exact reference)."""
     if m < 0:
         raise ValueError(f"m must be >= 0, got {m}")
-    idx = torch.arange(2**m, device=device)
-    parity = degree(idx[:, None] & idx[None, :]) % 2
-    h = (1 - 2 * parity).to(dtype)
+    # Sylvester's recursion H_{k+1} = [[H_k, H_k], [H_k, -H_k]], i.e. repeated Kronecker products.
+    h1 = torch.tensor([[1.0, 1.0], [1.0, -1.0]], dtype=dtype, device=device)
+    h = torch.ones(1, 1, dtype=dtype, device=device)
+    for _ in range(m):
+        h = torch.kron(h, h1)
     return h * 2.0 ** (-m / 2) if normalize else h
 
 

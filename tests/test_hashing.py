@@ -1,0 +1,112 @@
+import math
+
+import pytest
+import torch
+
+from whcore import fullwh_penalty, fwht, hashed_inputs, hashwh_penalty, sample_sigma
+from whcore.wht import all_inputs, bits_to_int, int_to_bits
+
+
+def sparse_function(n, coefficients):
+    """f(x) = sum_f G(f) (-1)^<f, x> as a callable on (N, n) tensors."""
+    freqs = int_to_bits(torch.tensor(list(coefficients)), n).double()
+    amps = torch.tensor(list(coefficients.values()), dtype=torch.float64)
+
+    def f(x):
+        parity = (x.double() @ freqs.T) % 2
+        return (1 - 2 * parity) @ amps
+
+    return f
+
+
+def test_hashed_inputs_match_matrix_product():
+    gen = torch.Generator().manual_seed(0)
+    for n, b in [(5, 1), (10, 4), (13, 13), (40, 7)]:
+        sigma = sample_sigma(n, b, gen)
+        table = int_to_bits(torch.arange(2**b), b)  # MSB-first
+        expected = (table @ sigma.long().T) % 2
+        assert torch.equal(hashed_inputs(sigma).long(), expected)
+
+
+def test_hashed_inputs_batched():
+    sigma = sample_sigma(12, 5, torch.Generator().manual_seed(1), batch_shape=(3,))
+    x = hashed_inputs(sigma)
+    assert x.shape == (3, 32, 12)
+    assert torch.equal(x[2], hashed_inputs(sigma[2]))
+
+
+def test_hashing_identity_bucket_sums():
+    """Appendix B.1: the WHT of the hashed function is the bucket sums of the coefficients."""
+    n, b = 12, 5
+    gen = torch.Generator().manual_seed(7)
+    freqs = torch.randperm(2**n, generator=gen)[:20].tolist()
+    coefs = {f: float(c) for f, c in zip(freqs, torch.randn(20, generator=gen))}
+    f = sparse_function(n, coefs)
+    for _ in range(5):
+        sigma = sample_sigma(n, b, gen)
+        buckets = fwht(f(hashed_inputs(sigma, dtype=torch.float64))) / 2**b
+        expected = torch.zeros(2**b, dtype=torch.float64)
+        for freq, c in coefs.items():
+            j = bits_to_int((sigma.long().T @ int_to_bits(torch.tensor(freq), n)) % 2)
+            expected[j] += c
+        assert torch.allclose(buckets, expected, atol=1e-12)
+        assert math.isclose(hashwh_penalty(f, sigma).item(), expected.abs().sum().item(),
+                            rel_tol=1e-12)
+
+
+def test_collision_rate_is_pairwise_independent():
+    """Lemma B.2: two fixed distinct nonzero frequencies collide with probability 2^-b."""
+    n, b, trials = 30, 4, 20000
+    gen = torch.Generator().manual_seed(3)
+    f1 = torch.zeros(n, dtype=torch.long); f1[[0, 5, 9]] = 1
+    f2 = torch.zeros(n, dtype=torch.long); f2[[5, 20]] = 1
+    sigma = sample_sigma(n, b, gen, batch_shape=(trials,)).long()
+    h1 = (sigma.transpose(1, 2) @ f1) % 2
+    h2 = (sigma.transpose(1, 2) @ f2) % 2
+    rate = (h1 == h2).all(1).double().mean().item()
+    p = 2.0**-b
+    assert abs(rate - p) < 5 * math.sqrt(p * (1 - p) / trials)
+    zero = (sigma.transpose(1, 2) @ torch.zeros(n, dtype=torch.long)) % 2
+    assert (zero == 0).all()
+
+
+def test_hashwh_with_invertible_sigma_equals_scaled_fullwh():
+    n = 8
+    gen = torch.Generator().manual_seed(11)
+    net = torch.nn.Sequential(torch.nn.Linear(n, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+    net = net.double()
+    while True:
+        sigma = sample_sigma(n, n, gen)
+        if torch.linalg.matrix_rank(sigma.double()) == n:  # invertible over the reals
+            if len({tuple(r) for r in hashed_inputs(sigma).long().tolist()}) == 2**n:
+                break  # and over GF(2): all 2^n points distinct
+    hashed = hashwh_penalty(net, sigma)
+    full = fullwh_penalty(net, n)
+    assert torch.allclose(hashed, 2 ** (n / 2) * full, rtol=1e-10)
+    spectrum = fwht(net(all_inputs(n, torch.float64)).squeeze(-1)) / 2**n
+    assert torch.allclose(hashed, spectrum.abs().sum(), rtol=1e-10)
+
+
+def test_zero_function_has_zero_penalty():
+    sigma = sample_sigma(10, 6, torch.Generator().manual_seed(0))
+    assert hashwh_penalty(lambda x: torch.zeros(len(x)), sigma).item() == 0.0
+
+
+def test_penalty_is_differentiable():
+    net = torch.nn.Linear(6, 1)
+    sigma = sample_sigma(6, 3, torch.Generator().manual_seed(0))
+    hashwh_penalty(net, sigma).backward()
+    assert net.weight.grad is not None and net.weight.grad.abs().sum() > 0
+
+
+def test_bad_sigma():
+    with pytest.raises(ValueError, match="exceeds the input dimension"):
+        sample_sigma(4, 5)
+    with pytest.raises(ValueError, match=">= 1"):
+        sample_sigma(4, 0)
+    with pytest.raises(ValueError, match="only 0 and 1"):
+        hashed_inputs(torch.tensor([[0, 2], [1, 0], [1, 1]]))
+    with pytest.raises(ValueError, match="exceeds"):
+        hashed_inputs(torch.ones(2, 3))
+    with pytest.raises(ValueError, match="must map inputs"):
+        hashwh_penalty(lambda x: x, sample_sigma(4, 2))

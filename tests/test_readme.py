@@ -1,0 +1,20 @@
+"""The README's code examples run as written."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def python_blocks(section: str) -> list[str]:
+    text = README.read_text()
+    start = text.index(section)
+    end = text.find("\n## ", start + 1)
+    return re.findall(r"```python\n(.*?)```", text[start : end if end > 0 else None], re.S)
+
+
+def test_hashwh_training_loop_example():
+    (code,) = python_blocks("## Use HashWH in your own training loop")
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["loss"].item() < 1.5  # it trained: the parity has variance 1

@@ -1,0 +1,89 @@
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from whcore.cli import main
+from whcore.io import read_parquet_metadata
+from whcore.spec import SpecError, load_spec, validate_spec
+
+
+def spec_for(target: Path, **overrides) -> dict:
+    spec = {
+        "method": "hashwh",
+        "params": {"lam": 0.01, "b": 4},
+        "data": {"source": "synthetic", "path": str(target), "train_size": 100,
+                 "data_seed": 0},
+        "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 1},
+    }
+    for key, value in overrides.items():
+        section, _, field = key.partition(".")
+        if field:
+            spec[section][field] = value
+        else:
+            spec[section] = value
+    return spec
+
+
+@pytest.fixture
+def target(tmp_path):
+    path = tmp_path / "target.json"
+    assert main(["synthetic", "--family", "degree_ladder", "--n", "8", "--max-degree", "3",
+                 "--seed", "0", "--out", str(path)]) == 0
+    return path
+
+
+def test_defaults_are_filled(target):
+    spec = validate_spec(spec_for(target))
+    assert spec["data"]["val_size"] == "rest" and spec["data"]["standardize"] is False
+    assert spec["training"]["patience"] == 10 and spec["spectrum"] is False
+
+
+@pytest.mark.parametrize("change,field", [
+    ({"data": {"source": "synthetic", "train_size": 10, "data_seed": 0}}, "data"),
+    ({"data.train_size": "ten"}, "data.train_size"),
+    ({"data.trian_size": 5}, "data"),
+    ({"training.seeds": []}, "training.seeds"),
+    ({"data.val_size": -3}, "data.val_size"),
+    ({"methd": "hashwh"}, "(top level)"),
+])
+def test_bad_specs_name_the_field(target, tmp_path, change, field):
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec_for(target, **change)))
+    with pytest.raises(SpecError, match=re.escape(f"{path}: field {field}")):
+        load_spec(path)
+
+
+def test_unreadable_spec(tmp_path):
+    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(tmp_path / "missing.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    with pytest.raises(SpecError, match="mapping"):
+        load_spec(tmp_path / "list.yaml")
+
+
+def test_train_cli_writes_records_and_spectra(target, tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(spec_for(target, spectrum=True)))
+    out, spectra = tmp_path / "runs" / "r.parquet", tmp_path / "runs" / "s.parquet"
+    assert main(["train", "--spec", str(spec), "--out", str(out), "--spectra", str(spectra)]) == 0
+    records = pd.read_parquet(out)
+    assert set(records["seed"]) == {0, 1} and (records["method"] == "hashwh").all()
+    assert {"sae_support", "sae_full", "energy_deg3", "sae_deg3"} <= set(records.columns)
+    wide = pd.read_parquet(spectra)
+    assert wide.shape == (len(records), 2 + 2**8)
+    assert read_parquet_metadata(out)["spec"]["params"] == {"lam": 0.01, "b": 4}
+    assert sorted(p.name for p in out.parent.iterdir()) == ["r.parquet", "s.parquet"]
+
+
+def test_failing_job_leaves_no_output(target, tmp_path, capsys):
+    out = tmp_path / "r.parquet"
+    bad = json.dumps(spec_for(target, params={"lam": 0.1, "b": 9}))  # b > n = 8
+    assert main(["train", "--spec-json", bad, "--out", str(out)]) == 2
+    assert "b = 9" in capsys.readouterr().err
+    assert not out.exists() and list(tmp_path.glob(".r.parquet*")) == []
+    unknown = json.dumps(spec_for(target, method="lasso2"))
+    assert main(["train", "--spec-json", unknown, "--out", str(out)]) == 2
+    assert "unknown method 'lasso2'" in capsys.readouterr().err
