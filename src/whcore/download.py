@@ -1,0 +1,150 @@
+"""Checksummed file download: a local mirror folder first, then pinned URLs in order.
+
+Nothing is kept unless its sha256 matches: every copy or download goes to a temporary file
+beside the target (``whcore.io.atomic_path``) and is renamed only after the digest checks out.
+When every source fails, one error lists each place tried and why (not found, offline, HTTP
+status, checksum mismatch with both digests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .io import atomic_path
+
+__all__ = ["DownloadError", "ChecksumError", "sha256_of", "resolve_mirror", "fetch"]
+
+MIRROR_ENV = "WHCORE_DATA_MIRROR"
+_CHUNK = 1 << 20
+
+
+class DownloadError(FileNotFoundError):
+    """No source produced the file with the expected checksum; the message lists every try."""
+
+
+class ChecksumError(ValueError):
+    """A file's sha256 is not the pinned one."""
+
+
+def sha256_of(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def resolve_mirror(mirror: str | Path | None = None) -> Path | None:
+    """The mirror folder: ``mirror`` if given (config key ``data_mirror``), else the environment
+    variable ``WHCORE_DATA_MIRROR``; an empty value means no mirror."""
+    value = os.environ.get(MIRROR_ENV, "") if mirror is None else str(mirror)
+    return Path(value) if value else None
+
+
+def _copy_checked(read, tmp: Path, expected: str) -> None:
+    """Stream ``read`` (a binary file object) into ``tmp`` and check the digest on the way."""
+    digest = hashlib.sha256()
+    with open(tmp, "wb") as out:
+        for chunk in iter(lambda: read.read(_CHUNK), b""):
+            digest.update(chunk)
+            out.write(chunk)
+    if digest.hexdigest() != expected:
+        raise ChecksumError(f"checksum mismatch: expected sha256 {expected}, got {digest.hexdigest()}")
+
+
+def _from_mirror(source: Path, out: Path, sha256: str) -> None:
+    with open(source, "rb") as read, atomic_path(out) as tmp:
+        _copy_checked(read, tmp, sha256)
+
+
+def _from_url(url: str, out: Path, sha256: str, timeout: float) -> None:
+    from . import __version__
+
+    request = urllib.request.Request(url, headers={"User-Agent": f"whcore/{__version__}"})
+    with urllib.request.urlopen(request, timeout=timeout) as read, atomic_path(out) as tmp:
+        _copy_checked(read, tmp, sha256)
+
+
+def _mirror_candidates(mirror: Path, subdir: str | None, file_name: str) -> list[Path]:
+    # The shared mirror keeps one folder per dataset (raw/<dataset>/<file>); a flat folder works too.
+    return ([mirror / subdir / file_name] if subdir else []) + [mirror / file_name]
+
+
+def _try_url(url: str, out: Path, sha256: str, retries: int, timeout: float, backoff: float):
+    """None on success, else why the URL failed. Only transient failures (offline, timeouts,
+    HTTP 5xx/429) are retried; a wrong checksum or a 4xx answer will not change on a retry."""
+    reason = "not tried"
+    for attempt in range(max(retries, 1)):
+        if attempt:
+            time.sleep(backoff * 2 ** (attempt - 1))
+        try:
+            _from_url(url, out, sha256, timeout)
+            return None
+        except ChecksumError as err:
+            return str(err)
+        except urllib.error.HTTPError as err:
+            reason = f"HTTP {err.code} {err.reason}"
+            if err.code < 500 and err.code != 429:
+                return reason
+        except (urllib.error.URLError, OSError) as err:  # includes timeouts and refused connections
+            why = getattr(err, "reason", err)
+            reason = f"offline or unreachable ({why})"
+    return f"{reason} after {max(retries, 1)} attempts"
+
+
+def fetch(
+    file_name: str,
+    sha256: str,
+    out: str | Path,
+    urls: tuple[str, ...] | list[str] = (),
+    mirror: str | Path | None = None,
+    subdir: str | None = None,
+    retries: int = 3,
+    timeout: float = 60.0,
+    backoff: float = 1.0,
+) -> Path:
+    """Make ``out`` a verified copy of ``file_name`` (sha256 ``sha256``) and return its path.
+
+    An existing ``out`` with the right digest is kept as it is. Otherwise the mirror folder is
+    tried first (``<mirror>/<subdir>/<file_name>``, then ``<mirror>/<file_name>``), then each URL
+    in order with ``retries`` attempts of ``timeout`` seconds each. Raises ``DownloadError``
+    listing every place tried when none works.
+    """
+    out = Path(out)
+    failures = []
+    if out.exists():
+        digest = sha256_of(out)
+        if digest == sha256:
+            return out
+        # A stale or damaged copy must not survive as if it were valid output.
+        out.unlink()
+        failures.append(f"{out} (existing file): checksum mismatch: expected sha256 {sha256}, "
+                        f"got {digest}; deleted it")
+    mirror_dir = resolve_mirror(mirror)
+    for source in _mirror_candidates(mirror_dir, subdir, file_name) if mirror_dir else []:
+        if not source.is_file():
+            failures.append(f"{source} (mirror): not found")
+            continue
+        try:
+            _from_mirror(source, out, sha256)
+            return out
+        except (ChecksumError, OSError) as err:
+            failures.append(f"{source} (mirror): {err}")
+    if mirror_dir is None:
+        failures.append(f"no mirror folder (set --mirror, config data_mirror or {MIRROR_ENV})")
+    for url in urls:
+        reason = _try_url(url, out, sha256, retries, timeout, backoff)
+        if reason is None:
+            return out
+        failures.append(f"{url}: {reason}")
+    tried = "\n".join(f"  - {line}" for line in failures)
+    raise DownloadError(
+        f"could not obtain {file_name} (sha256 {sha256}) as {out}; tried:\n{tried}\n"
+        f"Fix: connect to the network, or put the file into a mirror folder "
+        f"(<mirror>/{subdir + '/' if subdir else ''}{file_name}) and pass --mirror or set {MIRROR_ENV}."
+    )

@@ -1,0 +1,75 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+# --- real datasets (whcore.datasets) -------------------------------------------------------------
+
+_LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost"}
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Refuse every connection and name lookup that is not to this machine (tests must never
+    touch the network; local test servers still work)."""
+    real_connect, real_getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def connect(self, address):
+        if isinstance(address, tuple) and address[0] not in _LOCAL_HOSTS:
+            raise OSError(f"network access disabled in tests: {address}")
+        return real_connect(self, address)
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host not in _LOCAL_HOSTS:
+            raise socket.gaierror(f"network access disabled in tests: {host}")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+
+
+def _find_mirror() -> Path | None:
+    env = os.environ.get("WHCORE_DATA_MIRROR")
+    if env:
+        return Path(env)
+    fallback = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "raw"
+    return fallback if fallback.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_mirror() -> Path:
+    """The folder of raw dataset files (WHCORE_DATA_MIRROR, else ../shared/datasets/raw)."""
+    mirror = _find_mirror()
+    if mirror is None or not mirror.is_dir():
+        pytest.skip("no raw-data mirror: set WHCORE_DATA_MIRROR to a folder laid out like "
+                    "shared/datasets/raw (<dataset>/<file>)")
+    return mirror
+
+
+@pytest.fixture(scope="session")
+def real_dataset(data_mirror, tmp_path_factory):
+    """A function name -> namespace(frame, raw, parquet, seconds): each real dataset is copied
+    from the mirror and binarized once per test session."""
+    from whcore.datasets import binarize, download, paths
+
+    root = tmp_path_factory.mktemp("resources")
+    cache = {}
+
+    def get(name: str) -> SimpleNamespace:
+        if name not in cache:
+            raw, parquet = paths(name, root)
+            download(name, raw, data_mirror)
+            start = time.perf_counter()
+            frame = binarize(name, raw, parquet)
+            cache[name] = SimpleNamespace(frame=frame, raw=raw, parquet=parquet,
+                                          seconds=time.perf_counter() - start)
+        return cache[name]
+
+    return get
