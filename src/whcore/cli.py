@@ -7,6 +7,8 @@ import json
 import sys
 import time
 
+from . import datasets
+
 __all__ = ["main"]
 
 
@@ -71,7 +73,7 @@ def _add_synthetic(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="whcore", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_train, _add_synthetic):
+    for add in (_add_train, _add_synthetic, datasets.add_cli):
         add(sub)
     return parser
 

@@ -18,8 +18,10 @@ __all__ = ["load_job_data", "run_job", "standardize"]
 
 
 def standardize(y: np.ndarray) -> np.ndarray:
-    """(y - mean) / std over the whole dataset, before splitting (as the reference did)."""
-    std = y.std()
+    """(y - mean) / std over the whole dataset, before splitting (as the reference did).
+
+    The reference used ``torch.std``, the sample standard deviation (ddof = 1)."""
+    std = y.std(ddof=1) if len(y) > 1 else 0.0
     return (y - y.mean()) / (std if std > 0 else 1.0)
 
 

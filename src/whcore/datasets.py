@@ -1,0 +1,310 @@
+"""The paper's four real datasets: registry, checksummed download, binarization, splits, CLI.
+
+Layout under a resources root (the workflow's ``resources/``)::
+
+    <root>/raw/<name>/<file>        the raw file, exactly the pinned bytes (sha256 checked)
+    <root>/data/<name>.parquet      0/1 feature columns, then y; metadata under key "whcore"
+
+``load(name, root)`` fills in whatever is missing. Raw files come from a mirror folder first
+(``mirror=``, config key ``data_mirror``, or ``WHCORE_DATA_MIRROR``), then from the pinned URLs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import binarize as _parsers
+from .download import fetch, sha256_of
+from .io import read_parquet_metadata, write_parquet
+from .splits import Split, split_indices
+
+__all__ = ["NAMES", "DatasetSpec", "REGISTRY", "get", "paths", "download", "binarize", "load",
+           "split", "describe", "add_cli"]
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    name: str
+    title: str
+    file: str                 # raw file name (also its name in the mirror: <mirror>/<name>/<file>)
+    sha256: str
+    size: int                 # bytes of the raw file
+    urls: tuple[str, ...]     # tried in order: sources known to serve these exact bytes first
+    parser: Callable[[Path], pd.DataFrame]
+    n: int                    # binary features
+    rows: int                 # rows after binarization
+    val_size: int | str       # the paper's split rule ("rest" = the remainder; both "rest":
+    test_size: int | str      # two equal halves)
+    source: str
+    encoding: str
+
+
+_GH = "https://raw.githubusercontent.com"
+
+REGISTRY: dict[str, DatasetSpec] = {
+    spec.name: spec
+    for spec in (
+        DatasetSpec(
+            name="entacmaea",
+            title="Entacmaea quadricolor fluorescent protein (Poelwijk et al. 2019)",
+            file="41467_2019_12130_MOESM7_ESM.xlsx",
+            sha256="d893d36645d10334b326696e98edbb7222b15bbeb946176482ed83637120904b",
+            size=737_089,
+            urls=(
+                # Byte-identical git blob; the Springer copy is believed identical but unverified.
+                (f"{_GH}/amirmohan/epistatic-net/4af08370e814ba74d074aa2deccae3435be9187e/"
+                 "41467_2019_12130_MOESM7_ESM.xlsx"),
+                ("https://static-content.springer.com/esm/art%3A10.1038%2Fs41467-019-12130-8/"
+                 "MediaObjects/41467_2019_12130_MOESM7_ESM.xlsx"),
+            ),
+            parser=_parsers.parse_entacmaea,
+            n=13, rows=8192, val_size="rest", test_size="rest",
+            source="Nat. Commun. 10 (2019), doi:10.1038/s41467-019-12130-8, supplementary data 7",
+            encoding="13-bit genotype (column A, quotes stripped); y = combined brightness (J)",
+        ),
+        DatasetSpec(
+            name="sgemm",
+            title="SGEMM GPU kernel performance (UCI 440)",
+            file="sgemm_product_dataset.zip",
+            sha256="8d3ee0d82708df11b54debc6a4fbade77c604a047f019fa7940413032eb7b096",
+            size=3_186_088,
+            urls=(
+                # A git blob of the original UCI zip; UCI's legacy URL is the fallback.
+                (f"{_GH}/Sarthak-Mohapatra/Classification-of-GPU-Run-as-high-or-low-time-consuming"
+                 "-using-various-classification-Algorithms./7597991528265c0719d6ac31d40c9851a38ba8b4"
+                 "/sgemm_product_dataset.zip"),
+                ("https://archive.ics.uci.edu/ml/machine-learning-databases/00440/"
+                 "sgemm_product_dataset.zip"),
+            ),
+            parser=_parsers.parse_sgemm,
+            n=40, rows=241_600, val_size=20_000, test_size=20_000,
+            source="UCI Machine Learning Repository dataset 440 (Paredes & Ballester-Ripoll 2018)",
+            encoding="one-hot of the 14 kernel parameters; y = mean of Run1..Run4 (ms)",
+        ),
+        DatasetSpec(
+            name="gb1",
+            title="Protein G domain B1, 4-site landscape (Wu et al. 2016)",
+            file="four_mutations_full_data.csv.zip",
+            sha256="85692d808dcd3ae54fa2ac31f4e590858d4582369b6c7b05df299b9b6c383bff",
+            size=2_659_007,
+            urls=(
+                # FLIP's lossless re-export of the eLife supplement (which has other bytes).
+                (f"{_GH}/J-SNACKKB/FLIP/62cace8735f5610e2743cf06ce0f944b37fffaa6/"
+                 "splits/gb1/four_mutations_full_data.csv.zip"),
+            ),
+            parser=_parsers.parse_gb1,
+            n=80, rows=149_361, val_size=20_000, test_size=20_000,
+            source="eLife 5:e16965 (2016), supplementary file 1, as re-exported by FLIP",
+            encoding="one-hot of the residues at sites 39, 40, 41, 54 (20 letters each); y = Fitness",
+        ),
+        DatasetSpec(
+            name="avgfp",
+            title="Aequorea victoria GFP local fitness landscape (Sarkisyan et al. 2016)",
+            file="amino_acid_genotypes_to_brightness.tsv",
+            sha256="5581230b9888f9960708a4769ce1c9b4453561f0b5f0374525445b4a984d54d5",
+            size=2_334_128,
+            urls=(
+                # figshare serves these bytes (its sha256 is the LFS oid of an independent copy).
+                "https://figshare.com/ndownloader/files/4820647",
+                ("https://media.githubusercontent.com/media/csiro-funml/variationalsearch/"
+                 "d5e30e162e0745dd5816834b8f7141808566d423/data/amino_acid_genotypes_to_brightness"
+                 ".tsv"),
+            ),
+            parser=_parsers.parse_avgfp,
+            n=236, rows=49_089, val_size=20_000, test_size=20_000,
+            source="Nature 533 (2016), figshare doi:10.6084/m9.figshare.3102154",
+            encoding="mutated site present/absent (width max site + 1); genotypes with the same "
+                     "site set merged, y = mean medianBrightness",
+        ),
+    )
+}
+NAMES: tuple[str, ...] = tuple(REGISTRY)
+
+
+def get(name: str) -> DatasetSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(NAMES)}") from None
+
+
+def paths(name: str, root: str | Path) -> tuple[Path, Path]:
+    """(raw file, binarized Parquet) of ``name`` under the resources root ``root``."""
+    spec, root = get(name), Path(root)
+    return root / "raw" / name / spec.file, root / "data" / f"{name}.parquet"
+
+
+def download(name: str, out: str | Path, mirror: str | Path | None = None, **options) -> Path:
+    """Fetch the raw file of ``name`` to ``out`` (see ``whcore.download.fetch`` for options)."""
+    spec = get(name)
+    return fetch(spec.file, spec.sha256, out, spec.urls, mirror, subdir=name, **options)
+
+
+def _metadata(spec: DatasetSpec, digest: str, frame: pd.DataFrame) -> dict:
+    from . import __version__
+
+    return {"dataset": spec.name, "source_file": spec.file, "source_sha256": digest,
+            "n": frame.shape[1] - 1, "rows": len(frame), "whcore_version": __version__,
+            "encoding": spec.encoding, "source": spec.source}
+
+
+def binarize(name: str, raw: str | Path, out: str | Path, verify: bool = True) -> pd.DataFrame:
+    """Parse ``raw`` with the paper's encoding and write ``out`` (Parquet, atomically).
+
+    With ``verify`` the raw file must have the pinned sha256 and the result the paper's shape;
+    ``verify=False`` binarizes a deliberately modified file of the same format."""
+    spec = get(name)
+    try:
+        return _binarize(spec, Path(raw), Path(out), verify)
+    except BaseException:
+        # ``out`` claims to be the binarization of ``raw``: after a failure an older file there
+        # would be a lie (a job that fails leaves no output behind).
+        Path(out).unlink(missing_ok=True)
+        raise
+
+
+def _binarize(spec: DatasetSpec, raw: Path, out: Path, verify: bool) -> pd.DataFrame:
+    name = spec.name
+    if not raw.is_file():
+        raise FileNotFoundError(f"{raw}: raw file of {name} not found. Fix: run "
+                                f"`whcore download {name} --out {raw}` first")
+    digest = sha256_of(raw)
+    if verify and digest != spec.sha256:
+        raise _parsers.RawFormatError(
+            f"{raw}: checksum mismatch: expected sha256 {spec.sha256}, got {digest}; the file is "
+            f"truncated, corrupt or another version. Fix: delete it and run `whcore download {name}`")
+    frame = spec.parser(raw)
+    if verify and frame.shape != (spec.rows, spec.n + 1):
+        raise _parsers.RawFormatError(
+            f"{raw}: binarized to {frame.shape[0]} x {frame.shape[1] - 1}, expected "
+            f"{spec.rows} x {spec.n}; this is a bug in the {name} parser, please report it")
+    write_parquet(frame, out, _metadata(spec, digest, frame))
+    return frame
+
+
+def _is_current(parquet: Path, spec: DatasetSpec) -> bool:
+    from . import __version__
+
+    if not parquet.is_file():
+        return False
+    meta = read_parquet_metadata(parquet)
+    return meta.get("source_sha256") == spec.sha256 and meta.get("whcore_version") == __version__
+
+
+def load(name: str, data_dir: str | Path, mirror: str | Path | None = None) -> pd.DataFrame:
+    """The binarized dataset (feature columns, then ``y``), downloading the raw file into
+    ``<data_dir>/raw/<name>/`` and binarizing it into ``<data_dir>/data/<name>.parquet`` if
+    needed (a Parquet from another raw file or whcore version is rebuilt)."""
+    spec = get(name)
+    raw, parquet = paths(name, data_dir)
+    if not _is_current(parquet, spec):
+        download(name, raw, mirror)
+        return binarize(name, raw, parquet)
+    return pd.read_parquet(parquet)
+
+
+def split(name: str, train_size: int, data_seed: int, size: int | None = None) -> Split:
+    """The paper's split of ``name``: ``train_size`` rows for training, then validation and
+    test by the registry's rule (Entacmaea: the rest in two halves; others 20000 / 20000)."""
+    spec = get(name)
+    return split_indices(spec.rows if size is None else size, train_size, spec.val_size,
+                         spec.test_size, data_seed)
+
+
+def describe(name: str, parquet: str | Path) -> str:
+    """A short human-readable account of a binarized dataset."""
+    spec, parquet = get(name), Path(parquet)
+    if not parquet.is_file():
+        raise FileNotFoundError(f"{parquet}: not found. Fix: run `whcore binarize {name}` first")
+    frame, meta = pd.read_parquet(parquet), read_parquet_metadata(parquet)
+    features = [c for c in frame.columns if c != "y"]
+    shown = ", ".join(features[:12]) + (f", ... ({len(features) - 12} more)" if len(features) > 12 else "")
+    y = frame["y"].describe()
+    return "\n".join([
+        f"{name}: {spec.title}",
+        f"shape: {len(frame)} rows x {len(features)} binary features (+ y)",
+        f"features: {shown}",
+        (f"y: mean {y['mean']:.6g}, std {y['std']:.6g}, min {y['min']:.6g}, "
+         f"median {y['50%']:.6g}, max {y['max']:.6g}"),
+        f"encoding: {spec.encoding}",
+        (f"source: {spec.source}; file {meta.get('source_file', spec.file)} "
+         f"(sha256 {meta.get('source_sha256', '?')})"),
+        f"split rule: validation {spec.val_size}, test {spec.test_size}",
+    ])
+
+
+# --- command line --------------------------------------------------------------------------------
+
+def _cmd_download(args) -> None:
+    path = download(args.dataset, args.out, args.mirror, retries=args.retries, timeout=args.timeout)
+    print(f"{path}: ok (sha256 {get(args.dataset).sha256})")
+
+
+def _cmd_binarize(args) -> None:
+    frame = binarize(args.dataset, args.raw, args.out, verify=not args.no_verify)
+    print(f"wrote {args.out}: {len(frame)} rows x {frame.shape[1] - 1} features")
+
+
+def _cmd_describe(args) -> None:
+    print(describe(args.dataset, args.data))
+
+
+def _cmd_entacmaea_energy(args) -> None:
+    from .entacmaea import write_energy_tables
+
+    table = write_energy_tables(args.data, args.out, args.top, args.coefficients,
+                                args.include_constant)
+    shares = ", ".join(f"{d}: {f:.1%}" for d, f in zip(table["degree"], table["top_fraction"]) if f)
+    print(f"wrote {args.out}: top-{args.top} energy by degree {shares}")
+
+
+def _cmd_figure_entacmaea(args) -> None:
+    from .figures.entacmaea import make_figure
+
+    for path in make_figure(args.table, args.out):
+        print(f"wrote {path}")
+
+
+def add_cli(sub) -> None:
+    """Register download, binarize, describe, entacmaea-energy and figure-entacmaea."""
+    p = sub.add_parser("download", help="fetch a raw dataset file (mirror, then pinned URLs)")
+    p.add_argument("dataset", choices=NAMES)
+    p.add_argument("--out", required=True, help="where the raw file goes, e.g. "
+                   "resources/raw/<dataset>/<file>")
+    p.add_argument("--mirror", help="mirror folder (default: $WHCORE_DATA_MIRROR; '' for none)")
+    p.add_argument("--retries", type=int, default=3, help="attempts per URL (default 3)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt (default 60)")
+    p.set_defaults(func=_cmd_download)
+
+    p = sub.add_parser("binarize", help="raw file -> binary design matrix Parquet")
+    p.add_argument("dataset", choices=NAMES)
+    p.add_argument("--raw", required=True, help="the raw file from `whcore download`")
+    p.add_argument("--out", required=True, help="e.g. resources/data/<dataset>.parquet")
+    p.add_argument("--no-verify", action="store_true",
+                   help="skip the sha256 and shape checks (for deliberately modified files)")
+    p.set_defaults(func=_cmd_binarize)
+
+    p = sub.add_parser("describe", help="shape, feature names, target summary and source")
+    p.add_argument("dataset", choices=NAMES)
+    p.add_argument("--data", required=True, help="the binarized Parquet")
+    p.set_defaults(func=_cmd_describe)
+
+    p = sub.add_parser("entacmaea-energy",
+                       help="exact WHT of Entacmaea: top coefficients and energy per degree")
+    p.add_argument("--data", required=True, help="resources/data/entacmaea.parquet")
+    p.add_argument("--out", required=True, help="energy-per-degree table (Parquet)")
+    p.add_argument("--top", type=int, default=100, help="largest-amplitude coefficients (100)")
+    p.add_argument("--coefficients", help="also write the top coefficients here (Parquet)")
+    p.add_argument("--include-constant", action="store_true",
+                   help="rank the constant (degree-0) coefficient too; the paper left it out")
+    p.set_defaults(func=_cmd_entacmaea_energy)
+
+    p = sub.add_parser("figure-entacmaea", help="Figure 5d from the entacmaea-energy table")
+    p.add_argument("--table", required=True, help="the entacmaea-energy table")
+    p.add_argument("--out", required=True,
+                   help="figure path or stem; writes <stem>.pdf and <stem>.png")
+    p.set_defaults(func=_cmd_figure_entacmaea)
