@@ -14,7 +14,7 @@ from .synthetic import SparseTarget, sample_inputs
 from .training import Data, TrainConfig, train
 from .rng import derive_seed
 
-__all__ = ["load_job_data", "run_job", "standardize"]
+__all__ = ["load_job_data", "run_job", "standardize", "read_table", "split_data"]
 
 
 def standardize(y: np.ndarray) -> np.ndarray:
@@ -25,7 +25,7 @@ def standardize(y: np.ndarray) -> np.ndarray:
     return (y - y.mean()) / (std if std > 0 else 1.0)
 
 
-def _read_table(path: str) -> tuple[np.ndarray, np.ndarray]:
+def read_table(path: str) -> tuple[np.ndarray, np.ndarray]:
     df = pd.read_parquet(path)
     if "y" not in df.columns:
         raise ValueError(f"{path}: a table needs a target column 'y'; found {list(df.columns)[:5]}...")
@@ -49,17 +49,19 @@ def load_job_data(data: dict) -> tuple[Data, SparseTarget | None]:
         x = sample_inputs(target.n, pool, derive_seed("inputs", data["data_seed"]))
         y = target(x)
     else:
-        x, y = _read_table(data["path"])
-    if data["standardize"]:
+        x, y = read_table(data["path"])
+    sizes = (data["train_size"], data["val_size"], data["test_size"])
+    return split_data(x, y, *sizes, data["data_seed"], data["standardize"]), target
+
+
+def split_data(x, y, train_size, val_size, test_size, data_seed, standardize_y) -> Data:
+    """The train / validation / test rows of a data seed, y standardized over the whole table
+    first if asked: networks and baselines split every table with this one function."""
+    if standardize_y:
         y = standardize(y)
-    split = split_indices(
-        len(y), data["train_size"], data["val_size"], data["test_size"], data["data_seed"]
-    )
-    return (
-        Data(x[split.train], y[split.train], x[split.val], y[split.val],
-             x[split.test], y[split.test]),
-        target,
-    )
+    split = split_indices(len(y), train_size, val_size, test_size, data_seed)
+    return Data(x[split.train], y[split.train], x[split.val], y[split.val],
+                x[split.test], y[split.test])
 
 
 def _spectrum_callback(target: SparseTarget, scale: float):
