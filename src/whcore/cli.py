@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from . import datasets
+from . import ablation, baselines, datasets
 
 __all__ = ["main"]
 
@@ -73,7 +73,8 @@ def _add_synthetic(sub) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="whcore", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_train, _add_synthetic, datasets.add_cli):
+    for add in (_add_train, _add_synthetic, datasets.add_cli, baselines.add_cli,
+                ablation.add_cli):
         add(sub)
     return parser
 

@@ -1,0 +1,162 @@
+"""The ablation of Figure 5c: prune a random forest's exact Fourier spectrum two ways.
+
+A random forest fit to a real dataset (test R^2 near 1) is turned into its exact sparse Fourier
+transform (``whcore.trees``). Coefficients are then deleted in ``steps + 1`` equal fractions
+(step i removes floor(i K / (steps + 1)) of the K coefficients, i = 0..steps) in two orders:
+
+- ``degree``: highest degree first, ties in random (seeded) order;
+- ``amplitude``: smallest |coefficient| first, ties in random (seeded) order;
+
+and the pruned function's R^2 is measured on held-out test rows. One pass over the test
+rows' character matrix serves every step of both orders (``SparseSpectrum.predict_groups``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .rng import derive_seed
+
+__all__ = ["ORDERS", "deletion_order", "prune_scores", "run_ablation", "add_cli"]
+
+ORDERS = ("degree", "amplitude")
+
+
+def deletion_order(spec, order: str, seed: int) -> np.ndarray:
+    """Indices of ``spec``'s coefficients in the order they are deleted."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown deletion order {order!r}; choose one of {ORDERS}")
+    key = -spec.degrees if order == "degree" else np.abs(spec.coefficients)
+    # A random permutation first, then a stable sort: equal keys keep a random order.
+    shuffled = np.random.default_rng(derive_seed("ablation ties", order, seed)).permutation(
+        len(spec))
+    return shuffled[np.argsort(key[shuffled], kind="stable")]
+
+
+def _r2(y: np.ndarray, pred: np.ndarray) -> np.ndarray:
+    """R^2 of each prediction column (pred has rows along axis 0)."""
+    residual = ((pred - y.reshape(-1, *[1] * (pred.ndim - 1))) ** 2).sum(axis=0)
+    return 1.0 - residual / ((y - y.mean()) ** 2).sum()
+
+
+def prune_scores(spec, x: np.ndarray, y: np.ndarray, steps: int, seed: int) -> pd.DataFrame:
+    """Test R^2 of ``spec`` after each deletion step of each order (a tidy table)."""
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    k = len(spec)
+    removed = np.arange(steps + 1) * k // (steps + 1)
+    labels = np.empty((k, len(ORDERS)), dtype=np.int64)
+    for o, order in enumerate(ORDERS):
+        position = np.empty(k, dtype=np.int64)
+        position[deletion_order(spec, order, seed)] = np.arange(k)
+        # Group s = the coefficients removed between step s and s + 1 (the last: never).
+        labels[:, o] = np.searchsorted(removed, position, side="right") - 1
+    groups = spec.predict_groups(x, labels, steps + 1)  # (N, orders, steps + 1)
+    kept = np.cumsum(groups[..., ::-1], axis=-1)[..., ::-1]  # step i keeps groups >= i
+    r2 = _r2(y, kept)
+    degrees = spec.degrees
+    rows = []
+    for o, order in enumerate(ORDERS):
+        for step in range(steps + 1):
+            max_degree = int(degrees[labels[:, o] >= step].max(initial=0))
+            rows.append({"order": order, "step": step, "removed": int(removed[step]),
+                         "kept": int(k - removed[step]), "fraction_removed": removed[step] / k,
+                         "max_degree_kept": max_degree, "test_r2": float(r2[o, step])})
+    return pd.DataFrame(rows).assign(n_coefficients=k)
+
+
+def run_ablation(x, y, train_size: int, test_size: int, max_depth: int, n_trees: int,
+                 steps: int, seed: int, standardize: bool = True, threads: int = 1,
+                 log=print) -> tuple[pd.DataFrame, dict]:
+    """Fit the forest, transform it, prune it; returns (table, summary numbers)."""
+    from sklearn.ensemble import RandomForestRegressor
+    from threadpoolctl import threadpool_limits
+
+    from .jobs import split_data
+    from .trees import spectrum
+
+    data = split_data(x, y, train_size, 0, test_size, seed, standardize)
+    forest = RandomForestRegressor(n_estimators=n_trees, max_depth=max_depth, n_jobs=threads,
+                                   random_state=derive_seed("ablation forest", seed) % 2**32)
+    info = {"train_size": train_size, "test_size": test_size, "max_depth": max_depth,
+            "n_trees": n_trees, "seed": seed, "n": int(data.n)}
+    with threadpool_limits(limits=threads):
+        _, info["fit_time"] = _timed(forest.fit, data.x_train, data.y_train)
+        forest_pred = forest.predict(data.x_test)
+        info["forest_test_r2"] = float(_r2(data.y_test, forest_pred))
+        info["forest_train_r2"] = float(_r2(data.y_train, forest.predict(data.x_train)))
+        log(f"forest: fit {info['fit_time']:.1f}s, train R^2 {info['forest_train_r2']:.4f}, "
+            f"test R^2 {info['forest_test_r2']:.4f}")
+        spec, info["transform_time"] = _timed(spectrum, forest)
+        log(f"spectrum: {len(spec)} coefficients, max degree {spec.degrees.max()}, "
+            f"{info['transform_time']:.1f}s")
+        table, info["prune_time"] = _timed(prune_scores, spec, data.x_test, data.y_test, steps,
+                                           seed)
+    full = table.loc[table["step"] == 0, "test_r2"].iloc[0]
+    if not np.isclose(full, info["forest_test_r2"], rtol=0, atol=1e-9):
+        raise RuntimeError(f"the full spectrum's test R^2 {full} differs from the forest's "
+                           f"{info['forest_test_r2']}: the transform is wrong")
+    log(f"pruning: {info['prune_time']:.1f}s; " + "; ".join(
+        f"{o}: R^2 {table[(table.order == o)].test_r2.iloc[-1]:.4f} at {steps}/{steps + 1} "
+        "removed" for o in ORDERS))
+    return table.assign(**info), info
+
+
+def _timed(fn, *args):
+    """(fn(*args), seconds taken)."""
+    start = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - start
+
+
+# ------------------------------------------------------------------------------------ CLI
+
+
+def _cmd_ablation(args) -> None:
+    from .io import write_parquet
+    from .jobs import read_table
+
+    x, y = read_table(args.data)
+    table, info = run_ablation(x, y, args.train_size, args.test_size, args.max_depth,
+                               args.n_trees, args.steps, args.seed, args.standardize,
+                               args.threads, log=lambda m: print(m, flush=True))
+    dataset = args.dataset or Path(args.data).stem
+    table.insert(0, "dataset", dataset)
+    write_parquet(table, args.out, {"data": str(args.data), "dataset": dataset, **info})
+    print(f"wrote {args.out}: {len(table)} rows")
+
+
+def _cmd_figure(args) -> None:
+    from .figures.ablation import make_figure
+
+    for path in make_figure(args.tables, args.out):
+        print(f"wrote {path}")
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("ablation", help="prune a random forest's exact spectrum (Figure 5c)")
+    p.add_argument("--data", required=True, help="binarized dataset (Parquet: 0/1 columns, y)")
+    p.add_argument("--train-size", type=int, required=True)
+    p.add_argument("--test-size", type=int, required=True)
+    p.add_argument("--max-depth", type=int, required=True)
+    p.add_argument("--n-trees", type=int, required=True)
+    p.add_argument("--steps", type=int, default=19,
+                   help="deletion steps: step i removes i/(steps+1) of the coefficients "
+                        "(19: 5%%, 10%%, ..., 95%%)")
+    p.add_argument("--seed", type=int, default=1, help="split, forest and tie-break seed")
+    p.add_argument("--standardize", action=argparse.BooleanOptionalAction,
+                   default=True, help="standardize y over the whole table first (default: yes)")
+    p.add_argument("--dataset", help="dataset name for the table (default: the file's stem)")
+    p.add_argument("--threads", type=int, default=1, help="cores this job may use")
+    p.add_argument("--out", required=True, help="table Parquet (written atomically)")
+    p.set_defaults(func=_cmd_ablation)
+
+    f = sub.add_parser("figure-ablation", help="draw Figure 5c from ablation tables")
+    f.add_argument("--tables", nargs="+", required=True, help="ablation tables (Parquet)")
+    f.add_argument("--out", required=True, help="output path without suffix (PDF and PNG)")
+    f.set_defaults(func=_cmd_figure)

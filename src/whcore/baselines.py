@@ -1,0 +1,178 @@
+"""Baselines on the real datasets: Lasso, random forest and XGBoost over a hyperparameter grid.
+
+One job = one (dataset, model family, train size, data seed) and the family's whole grid, on
+exactly the rows the networks see for that data seed (``whcore.jobs.split_data``). Every grid
+point becomes one record with the columns network runs use where they mean the same thing
+(``method``, ``train_size``, ``data_seed``, ``{train,val,test}_{r2,mse}``, ``status``) plus its
+hyperparameters, ``fit_time`` (seconds) and ``model_seed``. Selection on the validation split
+happens later, in aggregation (``select_best`` here is the same rule for one job's records).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .rng import derive_seed
+
+__all__ = ["FAMILIES", "paper_grid", "grid_points", "make_model", "fit_grid", "run_baselines",
+           "select_best", "add_cli"]
+
+FAMILIES = {"lasso": ("alpha",), "rf": ("n_estimators", "max_depth"),
+            "xgboost": ("n_estimators", "max_depth")}
+
+_TREE_GRID = {"n_estimators": [100, 200, 500, 1000], "max_depth": [10, 20, 30, 40, 50]}
+_PAPER_GRIDS = {
+    "lasso": {"alpha": [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]},
+    "rf": _TREE_GRID,
+    "xgboost": _TREE_GRID,
+}
+
+
+def paper_grid(family: str, dataset: str | None = None) -> dict[str, list]:
+    """The paper's grid for a family (Appendix C); Entacmaea's trees use depths 5, 10, 15."""
+    _check_family(family)
+    grid = {key: list(values) for key, values in _PAPER_GRIDS[family].items()}
+    if dataset == "entacmaea" and family != "lasso":
+        grid["max_depth"] = [5, 10, 15]
+    return grid
+
+
+def _check_family(family: str) -> None:
+    if family not in FAMILIES:
+        raise ValueError(f"unknown baseline family {family!r}; choose one of {sorted(FAMILIES)}")
+
+
+def grid_points(family: str, grid: dict) -> list[dict]:
+    """Every combination of a grid {hyperparameter: [values]}, checked against the family."""
+    _check_family(family)
+    expected = set(FAMILIES[family])
+    if set(grid) != expected:
+        raise ValueError(f"grid for {family} must have exactly the keys {sorted(expected)}, "
+                         f"got {sorted(grid)}; e.g. {json.dumps(paper_grid(family))}")
+    for key, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"grid {family}.{key} must be a non-empty list, got {values!r}")
+    keys = list(FAMILIES[family])
+    return [dict(zip(keys, combo)) for combo in itertools.product(*(grid[k] for k in keys))]
+
+
+def make_model(family: str, params: dict, seed: int, threads: int = 1):
+    """An unfitted model of a family; ``threads`` goes to its own parallelism."""
+    _check_family(family)
+    if family == "lasso":
+        from sklearn.linear_model import Lasso
+
+        return Lasso(alpha=float(params["alpha"]), max_iter=10_000, random_state=seed)
+    depth, trees = int(params["max_depth"]), int(params["n_estimators"])
+    if family == "rf":
+        from sklearn.ensemble import RandomForestRegressor
+
+        return RandomForestRegressor(n_estimators=trees, max_depth=depth, random_state=seed,
+                                     n_jobs=threads)
+    from xgboost import XGBRegressor
+
+    # On 0/1 features every split lies between 0 and 1, so histogram bins lose nothing.
+    return XGBRegressor(n_estimators=trees, max_depth=depth, random_state=seed, n_jobs=threads,
+                        tree_method="hist")
+
+
+def _scores(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
+    """(MSE, R^2) with the split's own mean, as for the networks (R^2 NaN if y is constant)."""
+    mse = float(np.mean((pred - y) ** 2)) if len(y) else float("nan")
+    variance = float(np.var(y)) if len(y) else 0.0
+    return mse, (1.0 - mse / variance if variance > 0 else float("nan"))
+
+
+def fit_grid(data, family: str, grid: dict, data_seed: int, threads: int = 1,
+             log=print) -> pd.DataFrame:
+    """Fit every grid point on ``data`` (a ``whcore.training.Data``); one record per point.
+
+    BLAS and OpenMP pools are capped at ``threads`` too, so a job never uses more cores than
+    it was given."""
+    from threadpoolctl import threadpool_limits
+
+    seed = derive_seed("baseline", family, data_seed) % 2**32  # NumPy seeds are 32-bit
+    records = []
+    with threadpool_limits(limits=threads):
+        for params in grid_points(family, grid):
+            model = make_model(family, params, seed, threads)
+            start = time.perf_counter()
+            model.fit(data.x_train, data.y_train)
+            record = {"method": family, **params, "fit_time": time.perf_counter() - start}
+            for name, x, y in data.splits():
+                record[f"{name}_mse"], record[f"{name}_r2"] = _scores(y, model.predict(x))
+            records.append({**record, "model_seed": seed, "status": "ok"})
+            log(f"{family} {params}: val R^2 {record['val_r2']:.4f}, "
+                f"fit {record['fit_time']:.2f}s")
+    return pd.DataFrame.from_records(records)
+
+
+def run_baselines(path: str | Path, family: str, train_size: int, val_size, test_size,
+                  data_seed: int, standardize: bool, grid: dict | None = None, threads: int = 1,
+                  dataset: str | None = None, log=print) -> pd.DataFrame:
+    """One baseline job on a binarized table (``grid`` defaults to the paper's)."""
+    from .jobs import read_table, split_data
+
+    dataset = dataset or Path(path).stem
+    x, y = read_table(str(path))
+    data = split_data(x, y, train_size, val_size, test_size, data_seed, standardize)
+    records = fit_grid(data, family, grid or paper_grid(family, dataset), data_seed, threads, log)
+    return records.assign(dataset=dataset, train_size=train_size, data_seed=data_seed)
+
+
+def select_best(records: pd.DataFrame) -> pd.DataFrame:
+    """The validation-best record per (method, train_size, data_seed) (never the test split)."""
+    keys = ["method", "train_size", "data_seed"]
+    best = records.loc[records.groupby(keys, sort=True)["val_r2"].idxmax()]
+    return best.reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------------------ CLI
+
+
+def _size(text: str):
+    return text if text == "rest" else int(text)
+
+
+def _cmd_baselines(args) -> None:
+    from .io import write_parquet
+
+    try:
+        grid = json.loads(args.grid) if args.grid else None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--grid is not valid JSON ({err}): {args.grid!r}") from err
+    start = time.perf_counter()
+    records = run_baselines(args.data, args.family, args.train_size, args.val_size,
+                            args.test_size, args.data_seed, args.standardize, grid,
+                            args.threads, args.dataset, log=lambda m: print(m, flush=True))
+    meta = {"data": str(args.data), "family": args.family, "grid": grid, "threads": args.threads,
+            "val_size": args.val_size, "test_size": args.test_size,
+            "standardize": args.standardize, "wall_time": time.perf_counter() - start}
+    write_parquet(records, args.out, meta)
+    best = select_best(records).iloc[0]
+    print(f"wrote {args.out}: {len(records)} grid points; validation-best "
+          f"{ {k: best[k] for k in FAMILIES[args.family]} } test R^2 {best['test_r2']:.4f}, "
+          f"{meta['wall_time']:.1f}s")
+
+
+def add_cli(sub) -> None:
+    p = sub.add_parser("baselines", help="fit a baseline family's grid on one split of a dataset")
+    p.add_argument("--data", required=True, help="binarized dataset (Parquet: 0/1 columns, y)")
+    p.add_argument("--family", required=True, choices=sorted(FAMILIES))
+    p.add_argument("--train-size", type=int, required=True)
+    p.add_argument("--val-size", type=_size, required=True, help="a count or 'rest'")
+    p.add_argument("--test-size", type=_size, required=True, help="a count or 'rest'")
+    p.add_argument("--data-seed", type=int, required=True)
+    p.add_argument("--standardize", action="store_true",
+                   help="standardize y over the whole table before splitting (as the networks)")
+    p.add_argument("--grid", help="JSON {hyperparameter: [values]} (default: the paper's grid)")
+    p.add_argument("--dataset", help="dataset name for the records (default: the file's stem)")
+    p.add_argument("--threads", type=int, default=1, help="cores this job may use")
+    p.add_argument("--out", required=True, help="records Parquet (written atomically)")
+    p.set_defaults(func=_cmd_baselines)

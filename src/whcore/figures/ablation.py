@@ -1,0 +1,69 @@
+"""Figure 5c: test R^2 of a random forest's pruned exact spectrum, by degree vs by amplitude.
+
+Reads the tables of ``whcore ablation`` (never raw data): one panel per dataset, test R^2
+against the number of coefficients kept, one line per deletion order.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.ticker import EngFormatter
+
+from .style import COLUMN_WIDTH, PAGE_WIDTH, plt, save_figure
+
+__all__ = ["plot_ablation", "ablation_figure", "make_figure"]
+
+_ORDERS = {
+    "amplitude": ("smallest amplitude removed first", "#7570b3", "o"),
+    "degree": ("highest degree removed first", "#d95f02", "s"),
+}
+_COLUMNS = {"dataset", "order", "kept", "test_r2", "n_coefficients", "forest_test_r2"}
+_TITLES = {"entacmaea": "Entacmaea", "sgemm": "SGEMM", "gb1": "GB1", "avgfp": "avGFP"}
+
+
+def plot_ablation(table: pd.DataFrame):
+    """One panel per dataset of an ablation table (several tables concatenated)."""
+    datasets = list(dict.fromkeys(table["dataset"]))
+    width = COLUMN_WIDTH if len(datasets) == 1 else min(PAGE_WIDTH, 2.6 * len(datasets))
+    fig, axes = plt.subplots(1, len(datasets), figsize=(width, 2.3), squeeze=False)
+    for ax, dataset in zip(axes[0], datasets):
+        rows = table[table["dataset"] == dataset]
+        for order, (label, color, marker) in _ORDERS.items():
+            line = rows[rows["order"] == order].sort_values("kept")
+            ax.plot(line["kept"], line["test_r2"], color=color, marker=marker, markersize=3,
+                    linewidth=1.2, label=label)
+        ax.axhline(rows["forest_test_r2"].iloc[0], color="#4d4d4d", linestyle=":",
+                   linewidth=0.8, label="forest (all coefficients)")
+        ax.invert_xaxis()  # pruning proceeds to the right
+        ax.xaxis.set_major_formatter(EngFormatter(sep=""))
+        ax.set_xlabel("Fourier coefficients kept")
+        ax.set_title(f"{_TITLES.get(dataset, dataset)}: "
+                     f"K = {int(rows['n_coefficients'].iloc[0]):,}")
+    axes[0][0].set_ylabel("test $R^2$")
+    axes[0][0].legend(frameon=False, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def _check(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    missing = _COLUMNS - set(table.columns)
+    if missing:
+        raise ValueError(f"{name}: not an ablation table (missing columns {sorted(missing)}). "
+                         "Fix: make it with `whcore ablation`")
+    return table
+
+
+def ablation_figure(tables: dict, settings: dict | None = None):
+    """The registry's entry point: ``tables`` maps table names to ablation tables."""
+    frames = [_check(frame, name) for name, frame in tables.items()]
+    if not frames:
+        raise ValueError("figure fig5c_ablation needs at least one ablation table")
+    return plot_ablation(pd.concat(frames, ignore_index=True))
+
+
+def make_figure(table_paths, out: str | Path) -> list[Path]:
+    """Read ablation tables and write ``<out stem>.pdf`` and ``.png``."""
+    tables = {str(path): pd.read_parquet(path) for path in table_paths}
+    return save_figure(ablation_figure(tables), out)

@@ -1,0 +1,93 @@
+"""Baseline grids: the validation split picks hyperparameters, on the networks' exact rows."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from whcore import baselines
+from whcore.cli import main
+from whcore.jobs import load_job_data
+from whcore.splits import split_indices
+
+SIZES = dict(train=60, val=60, test=60)
+
+
+def _table(path, seed=0, rows=200, n=6):
+    """Validation rows follow y = 2 x0 (like training), test rows y = -2 x0: the validation-best
+    Lasso (small alpha) is the test-worst, and an over-regularized constant wins on test."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2, (rows, n))
+    y = 2.0 * x[:, 0] + rng.normal(0, 0.1, rows)
+    test = split_indices(rows, SIZES["train"], SIZES["val"], SIZES["test"], seed).test
+    y[test] = -2.0 * x[test, 0] + rng.normal(0, 0.1, len(test))
+    frame = pd.DataFrame(x, columns=[f"b{i}" for i in range(n)]).assign(y=y)
+    frame.to_parquet(path)
+    return path
+
+
+def test_validation_not_test_picks_the_hyperparameters(tmp_path):
+    path = _table(tmp_path / "tiny.parquet")
+    records = baselines.run_baselines(path, "lasso", 60, 60, 60, data_seed=0, standardize=False,
+                                      grid={"alpha": [1e-3, 10.0]}, log=lambda m: None)
+    best = baselines.select_best(records)
+    assert len(best) == 1 and best["alpha"].iloc[0] == 1e-3
+    assert best["val_r2"].iloc[0] > 0.9
+    assert best["test_r2"].iloc[0] < records["test_r2"].max()  # test would have picked 10.0
+    assert records.loc[records["test_r2"].idxmax(), "alpha"] == 10.0
+
+
+def test_rows_and_records_match_the_network_jobs(tmp_path):
+    path = _table(tmp_path / "gb1.parquet", seed=3)
+    grid = {"n_estimators": [5, 10], "max_depth": [2]}
+    records = baselines.run_baselines(path, "rf", 60, 60, "rest", data_seed=3, standardize=True,
+                                      grid=grid, threads=1, log=lambda m: None)
+    expected = {"dataset", "method", "train_size", "data_seed", "n_estimators", "max_depth",
+                "train_r2", "val_r2", "test_r2", "train_mse", "val_mse", "test_mse",
+                "fit_time", "model_seed", "status"}
+    assert expected <= set(records.columns) and len(records) == 2
+    assert set(records["dataset"]) == {"gb1"} and set(records["status"]) == {"ok"}
+    # The networks' loader sees the same rows: the Lasso fitted on its train split predicts the
+    # same validation MSE as the baseline job reports.
+    data, _ = load_job_data({"source": "table", "path": str(path), "train_size": 60,
+                             "val_size": 60, "test_size": "rest", "data_seed": 3,
+                             "standardize": True})
+    lasso = baselines.make_model("lasso", {"alpha": 1e-3}, seed=0).fit(data.x_train, data.y_train)
+    mine = baselines.run_baselines(path, "lasso", 60, 60, "rest", 3, True, {"alpha": [1e-3]},
+                                   log=lambda m: None)
+    val_mse = np.mean((lasso.predict(data.x_val) - data.y_val) ** 2)
+    assert mine["val_mse"].iloc[0] == pytest.approx(val_mse, rel=1e-9)
+
+
+def test_xgboost_grid(tmp_path):
+    path = _table(tmp_path / "t.parquet")
+    records = baselines.run_baselines(path, "xgboost", 60, 60, 60, 0, False,
+                                      {"n_estimators": [5], "max_depth": [2, 3]},
+                                      log=lambda m: None)
+    assert records["max_depth"].tolist() == [2, 3] and records["val_r2"].notna().all()
+
+
+def test_paper_grids_and_bad_grids():
+    assert baselines.paper_grid("rf", "entacmaea")["max_depth"] == [5, 10, 15]
+    assert baselines.paper_grid("xgboost", "gb1")["max_depth"] == [10, 20, 30, 40, 50]
+    assert len(baselines.grid_points("rf", baselines.paper_grid("rf"))) == 20
+    with pytest.raises(ValueError, match="exactly the keys"):
+        baselines.grid_points("rf", {"alpha": [1]})
+    with pytest.raises(ValueError, match="non-empty list"):
+        baselines.grid_points("lasso", {"alpha": []})
+    with pytest.raises(ValueError, match="unknown baseline family"):
+        baselines.paper_grid("svm")
+
+
+def test_cli(tmp_path, capsys):
+    path = _table(tmp_path / "t.parquet")
+    out = tmp_path / "runs" / "lasso.parquet"
+    args = ["baselines", "--data", str(path), "--family", "lasso", "--train-size", "60",
+            "--val-size", "60", "--test-size", "rest", "--data-seed", "0", "--threads", "1",
+            "--out", str(out)]
+    assert main(args + ["--grid", json.dumps({"alpha": [0.01, 0.1]})]) == 0
+    assert len(pd.read_parquet(out)) == 2
+    assert main(args + ["--grid", "{alpha: 1"]) == 2
+    assert "--grid is not valid JSON" in capsys.readouterr().err
+    assert main(args[:2] + [str(tmp_path / "missing.parquet")] + args[3:]) == 2
