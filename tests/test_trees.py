@@ -196,3 +196,22 @@ def test_take_and_group_predictions():
             part = spec.take(labels[:, o] == j)
             np.testing.assert_allclose(groups[:, o, j], part.predict(x), atol=1e-12)
     np.testing.assert_allclose(groups.sum(-1)[:, 0], spec.predict(x), atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [20, 63, 130])
+def test_group_sum_paths(n):
+    """Summing equal frequencies: packed-index sort, plain argsort (keys too wide to share a word
+    with the index) and multi-word lexsort all agree with a dict."""
+    rng = np.random.default_rng(n)
+    ints = [int(v) for v in rng.integers(0, 2**min(n, 62), 50)] * 4
+    ints = [v | (1 << (n - 1)) if i % 3 else v for i, v in enumerate(ints)]  # use the top bit
+    values = rng.normal(size=len(ints))
+    words = np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(trees._n_words(n))]
+                      for v in ints], dtype=np.uint64)
+    keys, sums = trees._group_sum(words, values)
+    expected = {}
+    for v, c in zip(ints, values):
+        expected[v] = expected.get(v, 0.0) + c
+    got = SparseSpectrum(n, keys, sums)
+    assert list(got.frequencies) == sorted(expected)
+    np.testing.assert_allclose(sums, [expected[v] for v in sorted(expected)], atol=1e-12)

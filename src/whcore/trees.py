@@ -175,12 +175,25 @@ def _check_inputs(x, n: int) -> np.ndarray:
 # ------------------------------------------------------- summing terms in bounded memory
 
 
+def _sort_order(keys: np.ndarray) -> np.ndarray:
+    """The permutation that sorts (M, W) keys by their integer value.
+
+    ``np.sort`` is several times faster than ``argsort`` (SIMD sorting), so when a one-word key
+    leaves room, the row index rides along in its low bits and one plain sort does."""
+    if keys.shape[1] > 1:
+        return np.lexsort(keys.T)  # the last key is the primary one: the most significant word
+    index_bits = max(1, (len(keys) - 1).bit_length())
+    if int(keys[:, 0].max()).bit_length() + index_bits > 64:
+        return np.argsort(keys[:, 0])
+    packed = (keys[:, 0] << np.uint64(index_bits)) | np.arange(len(keys), dtype=np.uint64)
+    return (np.sort(packed) & np.uint64((1 << index_bits) - 1)).astype(np.intp)
+
+
 def _group_sum(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sort (M, W) keys by their integer value and sum the values of equal keys."""
     if len(keys) == 0:
         return keys, values
-    # lexsort's last key is the primary one: the most significant word.
-    order = np.argsort(keys[:, 0]) if keys.shape[1] == 1 else np.lexsort(keys.T)
+    order = _sort_order(keys)
     keys, values = keys[order], values[order]
     starts = np.flatnonzero(np.r_[True, (keys[1:] != keys[:-1]).any(axis=1)])
     return keys[starts], np.add.reduceat(values, starts)
