@@ -133,7 +133,7 @@ def main(argv=None) -> dict:
                  and np.allclose(slow_c[keep], fast.coefficients, rtol=0, atol=1e-12))
 
     result = {
-        "data": source, "rows": int(len(x)), "n": int(n), "trees": args.trees,
+        "data": source, "rows": len(x), "n": int(n), "trees": args.trees,
         "max_depth": args.depth, "threads": args.threads, "fit_time_s": fit_time,
         "leaves": int(sum(e.tree_.n_leaves for e in forest.estimators_)),
         "coefficients": len(spec), "transform_s": seconds, "transform_s_per_tree":

@@ -11,7 +11,7 @@ from whcore.cli import main
 from whcore.jobs import load_job_data
 from whcore.splits import split_indices
 
-SIZES = dict(train=60, val=60, test=60)
+SIZES = {"train": 60, "val": 60, "test": 60}
 
 
 def _table(path, seed=0, rows=200, n=6):

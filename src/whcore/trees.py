@@ -31,7 +31,7 @@ __all__ = ["SparseSpectrum", "spectrum"]
 
 _CHUNK_TERMS = 1 << 22  # expanded (frequency, coefficient) terms summed per sorting pass
 _MAX_LEAF_DEPTH = 24  # a leaf this deep alone has 2^24 coefficients; deeper ones are refused
-_POPCOUNT8 = np.array([bin(b).count("1") for b in range(256)], dtype=np.uint8)
+_POPCOUNT8 = np.array([b.bit_count() for b in range(256)], dtype=np.uint8)
 
 
 # ----------------------------------------------------------------------------- sparse spectra
@@ -76,7 +76,7 @@ class SparseSpectrum:
         """(K, n) uint8 matrix of the frequencies' bits, column i = f_i (optionally some rows)."""
         return _unpack(self.words[index], self.n)
 
-    def take(self, index) -> "SparseSpectrum":
+    def take(self, index) -> SparseSpectrum:
         """The spectrum restricted to some coefficients (an index array or boolean mask)."""
         index = np.sort(np.arange(len(self))[index])  # keep the frequency order
         return SparseSpectrum(self.n, self.words[index], self.coefficients[index])
