@@ -19,6 +19,10 @@ def _cmd_train(args) -> None:
 
     spec = validate_spec(json.loads(args.spec_json), "--spec-json") if args.spec_json else (
         load_spec(args.spec))
+    if args.threads > 0:
+        import torch
+
+        torch.set_num_threads(args.threads)
     start = time.perf_counter()
     records, spectra = run_job(spec, log=lambda msg: print(msg, flush=True))
     meta = {"spec": spec, "wall_time": time.perf_counter() - start}
@@ -41,6 +45,8 @@ def _add_train(sub) -> None:
     src.add_argument("--spec-json", help="the spec as a JSON string")
     p.add_argument("--out", required=True, help="records Parquet (written atomically)")
     p.add_argument("--spectra", help="also write per-epoch spectra here (spectrum: true)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU threads for PyTorch (the job's share of cores; 0: PyTorch's default)")
     p.set_defaults(func=_cmd_train)
 
 
@@ -70,11 +76,87 @@ def _add_synthetic(sub) -> None:
     p.set_defaults(func=_cmd_synthetic)
 
 
+def _cmd_aggregate(args) -> None:
+    from pathlib import Path
+
+    from . import tables
+    from .io import write_parquet
+
+    if args.experiment == "spectrum":
+        out = tables.spectrum_tables(args.runs, args.spectra or [], args.targets or [],
+                                     args.figure_train_size)
+    elif args.experiment == "synthetic":
+        out = tables.synthetic_tables(args.runs)
+    else:
+        out = tables.real_tables(args.runs or [], args.baselines or [])
+    for name, frame in out.items():
+        write_parquet(frame, Path(args.out_dir) / f"{name}.parquet")
+        print(f"wrote {args.out_dir}/{name}.parquet: {len(frame)} rows")
+
+
+def _add_aggregate(sub) -> None:
+    p = sub.add_parser("aggregate", help="run records -> an experiment's tidy tables")
+    p.add_argument("experiment", choices=["spectrum", "synthetic", "real"])
+    p.add_argument("--runs", nargs="*", default=[], help="network run records (Parquet)")
+    p.add_argument("--spectra", nargs="*", help="spectrum experiment: per-epoch spectra files")
+    p.add_argument("--targets", nargs="*", help="spectrum experiment: the g* files")
+    p.add_argument("--figure-train-size", type=int, default=200,
+                   help="spectrum experiment: train size of the heatmaps")
+    p.add_argument("--baselines", nargs="*", help="real data: baseline records")
+    p.add_argument("--out-dir", required=True, help="folder for the tables")
+    p.set_defaults(func=_cmd_aggregate)
+
+
+def _cmd_figure(args) -> None:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .figures.registry import draw_figure
+    from .figures.style import save_figure
+
+    tables = {Path(path).stem: pd.read_parquet(path) for path in args.tables}
+    fig = draw_figure(args.figure, tables, json.loads(args.settings))
+    for path in save_figure(fig, args.out):
+        print(f"wrote {path}")
+
+
+def _add_figure(sub) -> None:
+    p = sub.add_parser("figure", help="draw one paper figure (PDF and PNG) from its tables")
+    p.add_argument("figure", help="figure id, e.g. fig5a_real_r2")
+    p.add_argument("--tables", nargs="+", required=True, help="the tables it reads (Parquet)")
+    p.add_argument("--settings", default="{}", help="JSON: figure settings from the config")
+    p.add_argument("--out", required=True, help="output path without suffix")
+    p.set_defaults(func=_cmd_figure)
+
+
+def _cmd_claims(args) -> None:
+    from pathlib import Path
+
+    import pandas as pd
+
+    from .claims import evaluate_claims, write_claims
+
+    tables = {Path(path).stem: pd.read_parquet(path) for path in args.tables}
+    claims = evaluate_claims(tables)
+    write_claims(claims, args.out_md, args.out_json)
+    for claim in claims:
+        print(f"{claim.verdict:>14}  {claim.id}")
+
+
+def _add_claims(sub) -> None:
+    p = sub.add_parser("claims", help="check the paper's claims against the tables")
+    p.add_argument("--tables", nargs="+", required=True, help="experiment tables (Parquet)")
+    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-json", required=True)
+    p.set_defaults(func=_cmd_claims)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="whcore", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_train, _add_synthetic, datasets.add_cli, baselines.add_cli,
-                ablation.add_cli):
+    for add in (_add_train, _add_synthetic, _add_aggregate, _add_figure, _add_claims, datasets.add_cli,
+                baselines.add_cli, ablation.add_cli):
         add(sub)
     return parser
 

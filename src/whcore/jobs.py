@@ -99,7 +99,8 @@ def run_job(spec: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame | None]:
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
         callback, spectra = _spectrum_callback(target, scale=float(target.k))
     records = train(data, spec["method"], spec.get("params", {}), seeds, config, callback, log)
-    ident = {"method": spec["method"], **{k: float(v) for k, v in spec.get("params", {}).items()},
+    params = {key: float(value) for key, value in spec.get("params", {}).items()}
+    ident = {**spec["labels"], "method": spec["method"], **params,
              "train_size": spec["data"]["train_size"], "data_seed": spec["data"]["data_seed"]}
     records = records.assign(**ident)
     if spectra is None:

@@ -15,6 +15,7 @@ A spec is YAML or JSON::
     training: {seeds: [0, 1, 2, 3, 4], epochs: 500, batch_size: 16, lr: 0.01, patience: 10,
                width: 10, device: auto, vectorize: true}
     spectrum: false              # exact spectral metrics per epoch (n <= 20 only)
+    labels: {experiment: spectrum, dataset: draw0}   # copied into every record
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ SPEC_SCHEMA = {
         "method": {"type": "string"},
         "params": {"type": "object", "additionalProperties": {"type": "number"}},
         "spectrum": {"type": "boolean", "default": False},
+        "labels": {
+            "description": "free-form identity columns copied into every record",
+            "type": "object",
+            "additionalProperties": {"type": ["string", "number", "integer"]},
+            "default": {},
+        },
         "data": {
             "type": "object",
             "additionalProperties": False,

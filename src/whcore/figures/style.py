@@ -13,7 +13,19 @@ import seaborn as sns  # noqa: E402
 
 from ..io import atomic_path  # noqa: E402
 
-__all__ = ["apply_style", "save_figure", "METHOD_LABELS", "method_label", "method_color", "plt"]
+__all__ = [
+    "apply_style",
+    "subplots",
+    "plain_log_ticks",
+    "legend_below",
+    "save_figure",
+    "METHOD_LABELS",
+    "method_label",
+    "method_color",
+    "plt",
+    "COLUMN_WIDTH",
+    "PAGE_WIDTH",
+]
 
 # Paper sizes: a single column is about 3.3 in wide, a full page about 6.8 in.
 COLUMN_WIDTH = 3.3
@@ -66,9 +78,31 @@ def method_label(method: str, b: int | None = None) -> str:
 def method_color(method: str, b: int | None = None, bs: tuple = (5, 7, 8, 10, 13, 16)):
     """One color per method; HashWH hash sizes get shades of its purple (darker = larger b)."""
     if method == "hashwh" and b is not None:
-        shades = sns.light_palette(_PALETTE["hashwh"], n_colors=len(bs) + 2)[2:]
+        shades = sns.blend_palette(["#b8aee6", "#2d1a6e"], n_colors=len(bs))
         return shades[list(bs).index(int(b))] if int(b) in bs else _PALETTE["hashwh"]
     return _PALETTE.get(method, "#000000")
+
+
+def subplots(rows: int = 1, cols: int = 1, **kwargs):
+    """plt.subplots with constrained layout (titles, colorbars and legends never overlap) and
+    a 2-D axes array."""
+    return plt.subplots(rows, cols, squeeze=False, layout="constrained", **kwargs)
+
+
+def legend_below(fig, ax, max_columns: int = 6) -> None:
+    """One legend for the whole figure, outside the axes, below them."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center",
+                   ncol=min(len(labels), max_columns))
+
+
+def plain_log_ticks(ax) -> None:
+    """A log y axis labelled at powers of ten only (minor labels clutter small panels)."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def save_figure(fig, path: str | Path) -> list[Path]:

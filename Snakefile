@@ -1,0 +1,33 @@
+# Reproduces Gorji, Amrollahi & Krause (UAI 2023), "A Scalable Walsh-Hadamard Regularizer to
+# Overcome the Low-degree Spectral Bias of Neural Networks". See README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# The paper's grid is the default; a --configfile replaces it instead of being merged into it,
+# so that a small configuration never inherits grid values it did not ask for.
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True
+
+
+include: "workflow/rules/data.smk"
+include: "workflow/rules/synthetic.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/baselines.smk"
+include: "workflow/rules/analysis.smk"
+include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/figures.smk"

@@ -1,0 +1,122 @@
+"""From run records to the tidy tables every figure and claim reads.
+
+Model selection follows the paper: for every (data seed, training seed) pair, the
+hyperparameter configuration with the best validation R^2 (at its own best-validation epoch) is
+chosen, and its test R^2 at that epoch is reported. Runs that diverged are counted, never
+dropped silently: a pair whose configurations all diverged is reported as diverged.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "HYPERPARAMETERS",
+    "read_runs",
+    "variant_names",
+    "run_summaries",
+    "select_models",
+    "summarize",
+    "forward_fill_epochs",
+]
+
+# Columns that hold hyperparameters of the network methods and the baselines.
+HYPERPARAMETERS = ("lam", "b", "rho", "m", "d", "repetitions", "alpha", "n_estimators",
+                   "max_depth")
+
+
+def read_runs(paths: Iterable[str | Path], **identity) -> pd.DataFrame:
+    """Concatenate run records; ``identity`` columns (e.g. dataset=...) are added to all."""
+    frames = []
+    for path in paths:
+        try:
+            frames.append(pd.read_parquet(path))
+        except Exception as err:  # noqa: BLE001 - name the file whatever pyarrow says
+            raise ValueError(f"{path}: cannot read run records ({err})") from err
+    if not frames:
+        raise ValueError("no run records to aggregate")
+    return pd.concat(frames, ignore_index=True).assign(**identity)
+
+
+def variant_names(runs: pd.DataFrame, split_b: bool) -> pd.Series:
+    """The curve a run belongs to: the method, plus b for HashWH when b is not tuned."""
+    names = runs["method"].astype(str)
+    if split_b and "b" in runs:
+        hashed = runs["method"] == "hashwh"
+        names = names.where(~hashed, "hashwh_b" + runs["b"].fillna(0).astype(int).astype(str))
+    return names
+
+
+def _config_columns(runs: pd.DataFrame) -> list[str]:
+    return [c for c in HYPERPARAMETERS if c in runs.columns]
+
+
+def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per trained model (``keys`` + hyperparameters + seed): its best-validation epoch,
+    validation and test R^2 there, total training time, time to the best epoch, and whether it
+    diverged (with the epoch and reason)."""
+    group = keys + _config_columns(records) + ["seed"]
+    records = records.copy()
+    for col in _config_columns(records):
+        records[col] = records[col].fillna(-1)  # NaN keys would vanish in groupby
+    records["cum_time"] = records.groupby(group, sort=False)["epoch_time"].cumsum()
+    ok = records[records["status"] == "ok"]
+    best = ok.loc[ok.groupby(group, sort=False)["val_mse"].idxmin()]
+    summary = best[group + ["epoch", "val_r2", "test_r2", "cum_time"]].rename(
+        columns={"epoch": "best_epoch", "cum_time": "time_to_best"})
+    totals = records.groupby(group, sort=False).agg(
+        epochs=("epoch", "max"), train_time=("epoch_time", "sum"))
+    diverged = records[records["status"] == "diverged"].groupby(group, sort=False).agg(
+        diverged_epoch=("epoch", "min"), diverged_reason=("note", "first"))
+    out = totals.join(diverged).reset_index().merge(summary, on=group, how="left")
+    out["diverged"] = out["diverged_epoch"].notna()
+    for col in _config_columns(out):
+        out[col] = out[col].replace(-1, np.nan)
+    return out
+
+
+def select_models(summaries: pd.DataFrame, pair_keys: list[str]) -> pd.DataFrame:
+    """For each group of ``pair_keys`` (e.g. dataset, variant, size, data seed, seed) keep the
+    configuration with the best validation R^2 among runs that did not diverge. Groups whose
+    runs all diverged are kept as one row with ``diverged`` true and NaN scores; the column
+    ``n_diverged_configs`` counts diverged configurations in every group."""
+    frame = summaries.copy()
+    frame["_score"] = frame["val_r2"].where(~frame["diverged"], -np.inf).fillna(-np.inf)
+    counts = frame.groupby(pair_keys, sort=False)["diverged"].sum().rename("n_diverged_configs")
+    chosen = frame.loc[frame.groupby(pair_keys, sort=False)["_score"].idxmax()]
+    chosen = chosen.drop(columns="_score").merge(counts.reset_index(), on=pair_keys)
+    lost = chosen["diverged"] | chosen["val_r2"].isna()
+    chosen.loc[lost, ["val_r2", "test_r2"]] = np.nan
+    chosen["diverged"] = lost
+    return chosen.reset_index(drop=True)
+
+
+def summarize(selected: pd.DataFrame, keys: list[str], value: str = "test_r2") -> pd.DataFrame:
+    """Mean, standard deviation, standard error and counts of ``value`` over pairs."""
+    grouped = selected.groupby(keys, sort=True)
+    out = grouped[value].agg(mean="mean", std="std", count="count")
+    out["sem"] = out["std"] / np.sqrt(out["count"].clip(lower=1))
+    out["n_diverged"] = grouped["diverged"].sum()
+    if "train_time" in selected:
+        out["train_time"] = grouped["train_time"].mean()
+    return out.reset_index()
+
+
+def forward_fill_epochs(frame: pd.DataFrame, run_keys: list[str], columns: list[str],
+                        last_epoch: int | None = None) -> pd.DataFrame:
+    """Extend every run's per-epoch values to a common last epoch by carrying its final values
+    forward: after early stopping a network no longer changes, so curves averaged over runs of
+    different lengths compare like with like."""
+    last_epoch = int(frame["epoch"].max()) if last_epoch is None else last_epoch
+    epochs = pd.Index(range(last_epoch + 1), name="epoch")
+    filled = []
+    for key, run in frame.groupby(run_keys, sort=False):
+        run = run.set_index("epoch")[columns].reindex(epochs).ffill().reset_index()
+        for name, value in zip(run_keys, key if isinstance(key, tuple) else (key,)):
+            run[name] = value
+        filled.append(run)
+    return pd.concat(filled, ignore_index=True)

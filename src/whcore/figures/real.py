@@ -1,0 +1,68 @@
+"""Experiment 3 figures: the four real datasets, networks against baselines."""
+
+from __future__ import annotations
+
+from .spectrum import _variant_order
+from .style import PAGE_WIDTH, legend_below, method_color, method_label, plain_log_ticks, subplots
+
+__all__ = ["real_r2", "real_runtime"]
+
+DATASET_TITLES = {"entacmaea": "Entacmaea", "sgemm": "SGEMM", "gb1": "GB1", "avgfp": "avGFP"}
+BASELINES = ("lasso", "rf", "xgboost")
+
+
+def _order(variants):
+    nets = _variant_order(v for v in variants if v not in BASELINES)
+    return nets + [b for b in BASELINES if b in set(variants)]
+
+
+def _panel(ax, summary, value, err=None, log=False):
+    for variant in _order(summary["variant"]):
+        line = summary[summary["variant"] == variant].sort_values("train_size")
+        style = dict(color=method_color(variant), label=method_label(variant), lw=1,
+                     marker="o" if variant not in BASELINES else "s", ms=2.5,
+                     ls="-" if variant not in BASELINES else "--")
+        if err:
+            ax.errorbar(line["train_size"], line[value], yerr=line[err], capsize=2, **style)
+        else:
+            ax.plot(line["train_size"], line[value], **style)
+    if log:
+        plain_log_ticks(ax)
+
+
+def real_r2(tables: dict, settings: dict, with_times: bool = False):
+    """Test R^2 vs train size per dataset (mean, one standard deviation); optionally a second
+    row with mean training times on a log axis."""
+    summary = tables["real_summary"]
+    datasets = [d for d in DATASET_TITLES if d in set(summary["dataset"])]
+    rows = 2 if with_times else 1
+    fig, axes = subplots(rows, len(datasets),
+                             figsize=(PAGE_WIDTH, 2.0 * rows + 0.6))
+    for c, name in enumerate(datasets):
+        part = summary[summary["dataset"] == name]
+        _panel(axes[0, c], part, "mean", err="std")
+        axes[0, c].set_title(DATASET_TITLES[name])
+        axes[0, c].set_ylabel("test $R^2$" if c == 0 else "")
+        if with_times:
+            _panel(axes[1, c], part, "train_time", log=True)
+            axes[1, c].set_ylabel("training time (s)" if c == 0 else "")
+        axes[-1, c].set_xlabel("train size")
+    legend_below(fig, axes[0, 0])
+    return fig
+
+
+def real_runtime(tables: dict, settings: dict):
+    """Mean training time of the selected model per method on one dataset (GB1 in the paper)."""
+    summary = tables["real_summary"]
+    name = settings.get("runtime_dataset", "gb1")
+    part = summary[summary["dataset"] == name]
+    if part.empty:
+        raise ValueError(f"no real-data runs for {name!r}; set real.runtime_dataset")
+    fig, axes = subplots(figsize=(PAGE_WIDTH / 2, 2.4))
+    ax = axes[0, 0]
+    _panel(ax, part, "train_time", log=True)
+    ax.set_xlabel("train size")
+    ax.set_ylabel("training time (s)")
+    ax.set_title(f"Training time per model on {DATASET_TITLES.get(name, name)}")
+    ax.legend(ncol=2)
+    return fig

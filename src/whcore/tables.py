@@ -1,0 +1,146 @@
+"""The tidy tables of each experiment, built from run records (see ``whcore.aggregate``).
+
+Each function returns {table name: DataFrame}; the CLI writes them to results/tables/.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .aggregate import (
+    HYPERPARAMETERS,
+    forward_fill_epochs,
+    read_runs,
+    run_summaries,
+    select_models,
+    summarize,
+    variant_names,
+)
+from .grid import param_tag
+from .io import read_parquet_metadata
+from .spectrum import dense_target_spectrum
+from .synthetic import SparseTarget
+from .wht import degree
+
+__all__ = ["spectrum_tables", "synthetic_tables", "real_tables"]
+
+
+def _with_variants(records: pd.DataFrame, split_b: bool) -> pd.DataFrame:
+    records = records.assign(variant=variant_names(records, split_b))
+    for col in ("test_r2", "test_mse"):
+        if col not in records:
+            records[col] = np.nan
+    return records
+
+
+def _selected_records(records, selected, keys) -> pd.DataFrame:
+    """The per-epoch records of the selected models only."""
+    config = [c for c in HYPERPARAMETERS if c in records.columns]
+    chosen = selected.loc[~selected["diverged"], keys + config + ["seed"]]
+    left = records.copy()
+    for col in config:
+        left[col] = left[col].fillna(-1)
+        chosen = chosen.assign(**{col: chosen[col].fillna(-1)})
+    return left.merge(chosen, on=keys + config + ["seed"])
+
+
+def _amplitudes_by_degree(frame: pd.DataFrame) -> pd.DataFrame:
+    """coef_<frequency> columns -> amp_deg<d>: the mean learned coefficient of the target
+    frequencies of degree d (one per degree for the paper's targets)."""
+    coef_cols = [c for c in frame.columns if c.startswith("coef_")]
+    by_degree: dict[int, list[str]] = {}
+    for col in coef_cols:
+        by_degree.setdefault(int(degree(np.int64(col[5:]))), []).append(col)
+    amps = {f"amp_deg{d}": frame[cols].mean(axis=1) for d, cols in sorted(by_degree.items())}
+    return frame.drop(columns=coef_cols).assign(**amps)
+
+
+def spectrum_tables(runs, spectra, targets, figure_train_size: int) -> dict:
+    """Experiment 1: selected models, their per-epoch spectral metrics, and the spectra of one
+    run per (draw, variant) at the figure's train size for the heatmaps."""
+    records = _with_variants(read_runs(runs), split_b=True)
+    keys = ["dataset", "draw", "variant", "train_size", "data_seed"]
+    selected = select_models(run_summaries(records, keys), keys + ["seed"])
+    metric_cols = [c for c in records.columns
+                   if c.startswith(("sae_", "energy_deg", "coef_"))] + ["val_mse", "train_mse"]
+    epochs = _selected_records(records, selected, keys)[keys + ["seed", "epoch"] + metric_cols]
+    epochs = _amplitudes_by_degree(epochs)
+    return {
+        "spectrum_selected": selected,
+        "spectrum_epochs": epochs,
+        "spectrum_heatmap": _heatmap_table(selected, spectra, targets, figure_train_size),
+    }
+
+
+def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
+    """For each draw and variant: the per-epoch spectrum of the model selected for the first
+    (data seed, training seed) pair at ``train_size``; plus each draw's target (epoch -1)."""
+    index = {}
+    for path in spectra:
+        spec = read_parquet_metadata(path)["spec"]
+        key = (spec["labels"]["dataset"], spec["method"], param_tag(spec["params"]),
+               spec["data"]["train_size"], spec["data"]["data_seed"])
+        index[key] = path
+    rows = []
+    pick = selected[(selected["train_size"] == train_size) & ~selected["diverged"]]
+    for (dataset, variant), group in pick.groupby(["dataset", "variant"]):
+        first = group.sort_values(["data_seed", "seed"]).iloc[0]
+        params = {c: first[c] for c in HYPERPARAMETERS if c in first and pd.notna(first[c])}
+        key = (dataset, first["variant"].split("_")[0], param_tag(params), train_size,
+               int(first["data_seed"]))
+        if key not in index:
+            raise ValueError(f"no spectra file for {key}; was the job run with spectra?")
+        wide = pd.read_parquet(index[key])
+        wide = wide[wide["seed"] == first["seed"]].drop(columns="seed")
+        rows.append(wide.assign(dataset=dataset, variant=variant))
+    for path in targets:
+        target = SparseTarget.from_json(path)
+        dense = dense_target_spectrum(target.coefficients(), target.n).numpy() * target.k
+        row = pd.DataFrame([dense], columns=[f"f{i}" for i in range(len(dense))])
+        rows.append(row.assign(epoch=-1, dataset=Path(path).stem, variant="target"))
+    return pd.concat(rows, ignore_index=True)
+
+
+def synthetic_tables(runs) -> dict:
+    """Experiment 2: selected models per pair and the runtime curves of the selected models."""
+    records = _with_variants(read_runs(runs), split_b=True)
+    keys = ["dataset", "n", "c", "draw", "variant", "train_size", "data_seed"]
+    selected = select_models(run_summaries(records, keys), keys + ["seed"])
+    chosen = _selected_records(records, selected, keys).sort_values(keys + ["seed", "epoch"])
+    run_keys = keys + ["seed"]
+    chosen["cum_time"] = chosen.groupby(run_keys)["epoch_time"].cumsum()
+    # Test R^2 of the best-validation epoch so far: what early stopping at that epoch reports.
+    best_so_far = chosen.groupby(run_keys)["val_mse"].cummin() == chosen["val_mse"]
+    chosen["stopped_test_r2"] = chosen["test_r2"].where(best_so_far)
+    chosen["stopped_test_r2"] = chosen.groupby(run_keys)["stopped_test_r2"].ffill()
+    filled = forward_fill_epochs(chosen, run_keys, ["cum_time", "stopped_test_r2"])
+    curves = filled.groupby(["dataset", "n", "c", "draw", "variant", "epoch"]).agg(
+        cum_time=("cum_time", "mean"), test_r2=("stopped_test_r2", "mean"),
+        test_r2_sem=("stopped_test_r2", "sem")).reset_index()
+    return {
+        "synthetic_selected": selected,
+        "synthetic_summary": summarize(selected, ["n", "c", "draw", "variant"]),
+        "synthetic_curves": curves,
+    }
+
+
+def real_tables(runs, baseline_runs) -> dict:
+    """Experiment 3: networks (b tuned like any hyperparameter) and baselines, per pair."""
+    keys = ["dataset", "variant", "train_size", "data_seed"]
+    frames = []
+    if runs:
+        records = _with_variants(read_runs(runs), split_b=False)
+        frames.append(select_models(run_summaries(records, keys), keys + ["seed"]))
+    if baseline_runs:
+        base = read_runs(baseline_runs)
+        base = base.assign(variant=base["method"], seed=-1, diverged=base["status"] != "ok",
+                           train_time=base["fit_time"])
+        frames.append(select_models(base, keys + ["seed"]))
+    selected = pd.concat(frames, ignore_index=True)
+    return {
+        "real_selected": selected,
+        "real_summary": summarize(selected, ["dataset", "variant", "train_size"]),
+    }

@@ -1,0 +1,89 @@
+# Run records -> one set of tidy tables per experiment (model selection on validation),
+# and the claims report checked against them.
+
+
+rule aggregate_spectrum:
+    input:
+        runs=runs_of("spectrum"),
+        spectra=spectra_of_spectrum_runs(),
+        targets=sorted(p for p, t in TARGETS.items() if t.experiment == "spectrum"),
+    output:
+        expand(
+            "{tables}/{name}.parquet",
+            tables=TABLES,
+            name=["spectrum_selected", "spectrum_epochs", "spectrum_heatmap"],
+        ),
+    params:
+        size=config["spectrum"]["figure_train_size"],
+    log:
+        "logs/aggregate/spectrum.log",
+    conda:
+        ENV
+    shell:
+        "whcore aggregate spectrum --runs {input.runs} --spectra {input.spectra} "
+        "--targets {input.targets} --figure-train-size {params.size} --out-dir {TABLES} "
+        "> {log} 2>&1"
+
+
+rule aggregate_synthetic:
+    input:
+        runs=runs_of("synthetic"),
+    output:
+        expand(
+            "{tables}/{name}.parquet",
+            tables=TABLES,
+            name=["synthetic_selected", "synthetic_summary", "synthetic_curves"],
+        ),
+    log:
+        "logs/aggregate/synthetic.log",
+    conda:
+        ENV
+    shell:
+        "whcore aggregate synthetic --runs {input.runs} --out-dir {TABLES} > {log} 2>&1"
+
+
+rule aggregate_real:
+    input:
+        runs=runs_of("real"),
+        baselines=sorted(BASELINES),
+    output:
+        expand("{tables}/{name}.parquet", tables=TABLES, name=["real_selected", "real_summary"]),
+    log:
+        "logs/aggregate/real.log",
+    conda:
+        ENV
+    shell:
+        "whcore aggregate real --runs {input.runs} --baselines {input.baselines} "
+        "--out-dir {TABLES} > {log} 2>&1"
+
+
+def claim_tables():
+    """The tables of every enabled experiment, which the claims are checked against."""
+    names = {
+        "spectrum": ["spectrum_selected", "spectrum_epochs"],
+        "synthetic": ["synthetic_selected"],
+        "real": ["real_selected"],
+        "ablation": [f"ablation_{d}" for d in config["ablation"]["datasets"]],
+        "entacmaea_energy": ["entacmaea_energy"],
+    }
+    return [
+        f"{TABLES}/{name}.parquet"
+        for experiment, tables in names.items()
+        if config[experiment]["enabled"]
+        for name in tables
+    ]
+
+
+rule claims:
+    input:
+        claim_tables(),
+    output:
+        md="results/claims.md",
+        json="results/claims.json",
+    log:
+        "logs/aggregate/claims.log",
+    conda:
+        ENV
+    shell:
+        "whcore claims --tables {input} --out-md {output.md} --out-json {output.json} "
+        "> {log} 2>&1"

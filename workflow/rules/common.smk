@@ -1,0 +1,98 @@
+# Configuration, the experiment grid and path helpers shared by all rules.
+import json
+import os
+
+from snakemake.utils import validate
+
+from whcore import grid
+from whcore.datasets import REGISTRY
+from whcore.figures.registry import FIGURES
+
+
+validate(config, schema="../schemas/config.schema.yaml")
+grid.check_config(config)
+
+ENV = "../../envs/whcore.yaml"
+TABLES = "results/tables"
+FIGURE_DIR = "results/figures"
+
+TARGETS = {job.path: job for job in grid.target_jobs(config)}
+TRAIN = {job.records: job for job in grid.training_jobs(config)}
+BASELINES = {job.records: job for job in grid.baseline_jobs(config)}
+MIRROR = config["data_mirror"] or os.environ.get("WHCORE_DATA_MIRROR", "")
+GPU = 1 if config["device"] == "cuda" else 0
+
+
+def lookup_job(jobs, path):
+    """The grid's job for an output path, or a clear error for a path outside the grid."""
+    if path not in jobs:
+        raise ValueError(
+            f"{path} is not part of the configured grid; request a figure, an experiment's "
+            "tables or `all` instead of an arbitrary run file"
+        )
+    return jobs[path]
+
+
+def run_path(wildcards, experiment=None):
+    experiment = experiment or wildcards.experiment
+    return (
+        f"results/runs/{experiment}/{wildcards.dataset}/{wildcards.method}/"
+        f"{wildcards.config}/size{wildcards.size}_dseed{wildcards.dseed}.parquet"
+    )
+
+
+def raw_file(wildcards):
+    return f"resources/raw/{wildcards.dataset}/{REGISTRY[wildcards.dataset].file}"
+
+
+def runs_of(experiment):
+    return sorted(p for p, job in TRAIN.items() if job.experiment == experiment)
+
+
+def spectra_of_spectrum_runs():
+    return sorted(job.spectra for job in TRAIN.values() if job.experiment == "spectrum")
+
+
+def table_paths(figure_id):
+    """The tables a figure reads ("ablation" expands to one table per ablation dataset)."""
+    paths = []
+    for name in FIGURES[figure_id].tables:
+        if name == "ablation":
+            paths += [f"{TABLES}/ablation_{d}.parquet" for d in config["ablation"]["datasets"]]
+        else:
+            paths.append(f"{TABLES}/{name}.parquet")
+    return paths
+
+
+def figure_settings():
+    """What figures need to know from the config."""
+    spectrum, synthetic = config["spectrum"], config["synthetic"]
+    return {
+        "figure_train_size": spectrum["figure_train_size"],
+        "figure_draw": spectrum["figure_draw"],
+        "runtime_n": synthetic["runtime_figure"]["n"],
+        "runtime_c": synthetic["runtime_figure"]["c"],
+        "runtime_dataset": config["real"]["runtime_dataset"],
+    }
+
+
+EXPERIMENT_OF_FIGURE = {
+    "spectrum": "spectrum",
+    "synthetic": "synthetic",
+    "real": "real",
+    "ablation": "ablation",
+    "entacmaea": "entacmaea_energy",
+}
+
+
+def enabled_figures():
+    return [
+        fid
+        for fid, fig in FIGURES.items()
+        if config[EXPERIMENT_OF_FIGURE[fig.module]]["enabled"]
+    ]
+
+
+def all_outputs():
+    outputs = [f"{FIGURE_DIR}/{fid}.pdf" for fid in enabled_figures()]
+    return outputs + ["results/claims.md"]

@@ -1,0 +1,31 @@
+# Real datasets: pinned download (mirror first), then binarization to Parquet.
+
+
+rule download:
+    output:
+        "resources/raw/{dataset}/{filename}",
+    params:
+        mirror=MIRROR,
+    log:
+        "logs/download/{dataset}/{filename}.log",
+    retries: 2
+    conda:
+        ENV
+    shell:
+        "whcore download {wildcards.dataset} --out {output} --mirror {params.mirror:q} "
+        "> {log} 2>&1"
+
+
+rule binarize:
+    input:
+        raw_file,
+    output:
+        "resources/data/{dataset}.parquet",
+    log:
+        "logs/binarize/{dataset}.log",
+    resources:
+        mem_mb=4000,
+    conda:
+        ENV
+    shell:
+        "whcore binarize {wildcards.dataset} --raw {input} --out {output} > {log} 2>&1"
