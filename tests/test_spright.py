@@ -124,7 +124,7 @@ def test_matches_dense_fwht(seed):
 def test_frequency_convention_single_coefficient():
     n = 9
     k = 0b100000011  # bits 0, 7, 8 MSB-first: k_0 = 1, k_7 = 1, k_8 = 1
-    f = lambda x: 2.5 * (-1.0) ** (x[:, 0] + x[:, 7] + x[:, 8])  # noqa: E731
+    f = lambda x: 2.5 * (-1.0) ** (x[:, 0] + x[:, 7] + x[:, 8])
     assert exact_match(spright.sparse_wht(f, n, 3), {k: 2.5})
     assert spright.sparse_wht(lambda x: np.zeros(len(x)), n, 3) == {}
 

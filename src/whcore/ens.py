@@ -70,7 +70,7 @@ class ENS(Regularizer):
             pad = np.repeat(des.points[:1], longest - size, axis=0)
             points.append(np.concatenate((des.points, pad)))
             weights.append(np.r_[np.full(size, 1.0 / size), np.zeros(longest - size)])
-        to = dict(dtype=self.ctx.dtype, device=self.ctx.device)
+        to = {"dtype": self.ctx.dtype, "device": self.ctx.device}
         return (torch.as_tensor(np.stack(points), **to), torch.as_tensor(np.stack(weights), **to))
 
     def penalty(self, model) -> torch.Tensor:

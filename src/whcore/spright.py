@@ -21,9 +21,9 @@ over the C stages and over peeling rounds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 import torch
@@ -32,7 +32,7 @@ from .hashing import hashed_inputs
 from .rng import derive_seed, random_bits
 from .wht import fwht
 
-__all__ = ["STAGES", "SprightDesign", "Recovery", "design", "sample_values", "decode",
+__all__ = ["STAGES", "Recovery", "SprightDesign", "decode", "design", "sample_values",
            "sparse_wht"]
 
 STAGES = 3
@@ -95,7 +95,7 @@ def _draw(n: int, m: int, d: int, seed: int, stages: int) -> tuple[np.ndarray, n
 
 def _locations(hashes: np.ndarray, delays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unique sample points (|U|, n) and, for every (stage, l, delay), its row in them."""
-    stages, _, n = hashes.shape
+    n = hashes.shape[2]
     # Stage c's subspace {A_c^T l}: the HashWH point set with sigma = A_c^T (same l order).
     sigma = torch.from_numpy(hashes).transpose(1, 2)
     base = hashed_inputs(sigma, dtype=torch.uint8).numpy()  # (C, B, n)
@@ -393,14 +393,15 @@ def decode(
         raise ValueError(f"SPRIGHT: decoder must be 'robust' or 'reference', got {decoder!r}")
     readings = des.observations(values)
     threshold, noise_var = _threshold(des, readings, noise_sd, factor)
-    if decoder == "reference":
-        bits, coefs, rounds, refit = _detect_reference(des, readings, threshold), None, 1, True
+    if decoder == "reference":  # detection only: the values always come from least squares
+        bits, rounds = _detect_reference(des, readings, threshold), 1
+        coefs, refit = np.zeros(len(bits)), True
     else:
         rounds_cap = max_rounds if max_rounds is not None else des.stages * des.bins
         bits, coefs, rounds = _peel(des, readings, threshold, rounds_cap)
     if refit and len(bits):
         coefs = _refit(des, readings, bits)
-    return Recovery(bits, coefs if coefs is not None else np.zeros(0), rounds, noise_var)
+    return Recovery(bits, coefs, rounds, noise_var)
 
 
 def sparse_wht(f: Callable, n: int, m: int, d: int = 3, seed: int = 0, **options
