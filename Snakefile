@@ -1,5 +1,7 @@
 # Reproduces Gorji, Amrollahi & Krause (UAI 2023), "A Scalable Walsh-Hadamard Regularizer to
 # Overcome the Low-degree Spectral Bias of Neural Networks". See README.md.
+import os
+
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -9,7 +11,7 @@ min_version("9.0")
 # so that a small configuration never inherits grid values it did not ask for.
 if not workflow.overwrite_configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 report: "workflow/report/workflow.rst"
@@ -19,9 +21,9 @@ include: "workflow/rules/common.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_outputs(),
-    default_target: True
 
 
 include: "workflow/rules/data.smk"

@@ -71,9 +71,9 @@ def test_cli_table_and_figure(tmp_path):
     full = table[table["step"] == 0]["test_r2"]
     assert np.allclose(full, table["forest_test_r2"].iloc[0]) and full.iloc[0] > 0.8
     out = tmp_path / "figures" / "fig5c_ablation"
-    assert main(["figure-ablation", "--tables", str(table_path), str(table_path),
+    assert main(["figure", "fig5c_ablation", "--tables", str(table_path),
                  "--out", str(out)]) == 0
     assert out.with_suffix(".pdf").stat().st_size > 0 and out.with_suffix(".png").exists()
     fig = ablation_figure({"ablation_entacmaea": table}, {})  # the figure registry's entry
     assert len(fig.axes) == 1
-    assert main(["figure-ablation", "--tables", str(data), "--out", str(out)]) == 2
+    assert main(["figure", "fig5c_ablation", "--tables", str(data), "--out", str(out)]) == 2

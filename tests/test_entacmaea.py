@@ -10,7 +10,7 @@ import torch
 from whcore import hadamard_matrix
 from whcore.cli import main
 from whcore.entacmaea import energy_by_degree, spectrum, top_coefficients
-from whcore.figures.entacmaea import make_figure
+from whcore.figures.entacmaea import energy_figure
 from whcore.io import read_parquet_metadata
 from whcore.wht import all_inputs
 
@@ -91,7 +91,8 @@ def test_cli_energy_table_matches_the_authors_numbers_and_draws_the_figure(real_
     assert "2: 76.2%" in capsys.readouterr().out
 
     stem = tmp_path / "figures" / "fig5d_entacmaea_energy"
-    assert main(["figure-entacmaea", "--table", str(table_path), "--out", str(stem)]) == 0
+    assert main(["figure", "fig5d_entacmaea_energy", "--tables", str(table_path),
+                 "--out", str(stem)]) == 0
     assert stem.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
     assert stem.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -100,5 +101,4 @@ def test_figure_refuses_a_table_of_another_kind(tmp_path):
     table = tmp_path / "other.parquet"
     pd.DataFrame({"degree": [1], "energy": [1.0]}).to_parquet(table)
     with pytest.raises(ValueError, match="not an entacmaea-energy table"):
-        make_figure(table, tmp_path / "fig")
-    assert list(tmp_path.iterdir()) == [table]
+        energy_figure({"entacmaea_energy": pd.read_parquet(table)}, {})

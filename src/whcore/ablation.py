@@ -131,13 +131,6 @@ def _cmd_ablation(args) -> None:
     print(f"wrote {args.out}: {len(table)} rows")
 
 
-def _cmd_figure(args) -> None:
-    from .figures.ablation import make_figure
-
-    for path in make_figure(args.tables, args.out):
-        print(f"wrote {path}")
-
-
 def add_cli(sub) -> None:
     p = sub.add_parser("ablation", help="prune a random forest's exact spectrum (Figure 5c)")
     p.add_argument("--data", required=True, help="binarized dataset (Parquet: 0/1 columns, y)")
@@ -155,8 +148,3 @@ def add_cli(sub) -> None:
     p.add_argument("--threads", type=int, default=1, help="cores this job may use")
     p.add_argument("--out", required=True, help="table Parquet (written atomically)")
     p.set_defaults(func=_cmd_ablation)
-
-    f = sub.add_parser("figure-ablation", help="draw Figure 5c from ablation tables")
-    f.add_argument("--tables", nargs="+", required=True, help="ablation tables (Parquet)")
-    f.add_argument("--out", required=True, help="output path without suffix (PDF and PNG)")
-    f.set_defaults(func=_cmd_figure)

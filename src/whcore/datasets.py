@@ -262,15 +262,9 @@ def _cmd_entacmaea_energy(args) -> None:
     print(f"wrote {args.out}: top-{args.top} energy by degree {shares}")
 
 
-def _cmd_figure_entacmaea(args) -> None:
-    from .figures.entacmaea import make_figure
-
-    for path in make_figure(args.table, args.out):
-        print(f"wrote {path}")
-
-
 def add_cli(sub) -> None:
-    """Register download, binarize, describe, entacmaea-energy and figure-entacmaea."""
+    """Register download, binarize, describe and entacmaea-energy (Figure 5d itself is drawn by
+    `whcore figure fig5d_entacmaea_energy`)."""
     p = sub.add_parser("download", help="fetch a raw dataset file (mirror, then pinned URLs)")
     p.add_argument("dataset", choices=NAMES)
     p.add_argument("--out", required=True, help="where the raw file goes, e.g. "
@@ -302,9 +296,3 @@ def add_cli(sub) -> None:
     p.add_argument("--include-constant", action="store_true",
                    help="rank the constant (degree-0) coefficient too; the paper left it out")
     p.set_defaults(func=_cmd_entacmaea_energy)
-
-    p = sub.add_parser("figure-entacmaea", help="Figure 5d from the entacmaea-energy table")
-    p.add_argument("--table", required=True, help="the entacmaea-energy table")
-    p.add_argument("--out", required=True,
-                   help="figure path or stem; writes <stem>.pdf and <stem>.png")
-    p.set_defaults(func=_cmd_figure_entacmaea)

@@ -13,15 +13,16 @@ rule aggregate_spectrum:
             tables=TABLES,
             name=["spectrum_selected", "spectrum_epochs", "spectrum_heatmap"],
         ),
-    params:
-        size=config["spectrum"]["figure_train_size"],
     log:
         "logs/aggregate/spectrum.log",
     conda:
         ENV
+    params:
+        size=config["spectrum"]["figure_train_size"],
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     shell:
         "whcore aggregate spectrum --runs {input.runs} --spectra {input.spectra} "
-        "--targets {input.targets} --figure-train-size {params.size} --out-dir {TABLES} "
+        "--targets {input.targets} --figure-train-size {params.size} --out-dir {params.out_dir} "
         "> {log} 2>&1"
 
 
@@ -38,8 +39,10 @@ rule aggregate_synthetic:
         "logs/aggregate/synthetic.log",
     conda:
         ENV
+    params:
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     shell:
-        "whcore aggregate synthetic --runs {input.runs} --out-dir {TABLES} > {log} 2>&1"
+        "whcore aggregate synthetic --runs {input.runs} --out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule aggregate_real:
@@ -47,31 +50,20 @@ rule aggregate_real:
         runs=runs_of("real"),
         baselines=sorted(BASELINES),
     output:
-        expand("{tables}/{name}.parquet", tables=TABLES, name=["real_selected", "real_summary"]),
+        expand(
+            "{tables}/{name}.parquet",
+            tables=TABLES,
+            name=["real_selected", "real_summary"],
+        ),
     log:
         "logs/aggregate/real.log",
     conda:
         ENV
+    params:
+        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
     shell:
         "whcore aggregate real --runs {input.runs} --baselines {input.baselines} "
-        "--out-dir {TABLES} > {log} 2>&1"
-
-
-def claim_tables():
-    """The tables of every enabled experiment, which the claims are checked against."""
-    names = {
-        "spectrum": ["spectrum_selected", "spectrum_epochs"],
-        "synthetic": ["synthetic_selected"],
-        "real": ["real_selected"],
-        "ablation": [f"ablation_{d}" for d in config["ablation"]["datasets"]],
-        "entacmaea_energy": ["entacmaea_energy"],
-    }
-    return [
-        f"{TABLES}/{name}.parquet"
-        for experiment, tables in names.items()
-        if config[experiment]["enabled"]
-        for name in tables
-    ]
+        "--out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule claims:

@@ -8,7 +8,6 @@ from whcore import grid
 from whcore.datasets import REGISTRY
 from whcore.figures.registry import FIGURES
 
-
 validate(config, schema="../schemas/config.schema.yaml")
 grid.check_config(config)
 
@@ -58,7 +57,9 @@ def table_paths(figure_id):
     paths = []
     for name in FIGURES[figure_id].tables:
         if name == "ablation":
-            paths += [f"{TABLES}/ablation_{d}.parquet" for d in config["ablation"]["datasets"]]
+            paths += [
+                f"{TABLES}/ablation_{d}.parquet" for d in config["ablation"]["datasets"]
+            ]
         else:
             paths.append(f"{TABLES}/{name}.parquet")
     return paths
@@ -96,3 +97,63 @@ def enabled_figures():
 def all_outputs():
     outputs = [f"{FIGURE_DIR}/{fid}.pdf" for fid in enabled_figures()]
     return outputs + ["results/claims.md"]
+
+
+def target_args(wildcards):
+    job = lookup_job(
+        TARGETS, f"results/synthetic/{wildcards.experiment}/{wildcards.dataset}.json"
+    )
+    args = f"--family {job.family} --n {job.n} --max-degree {job.max_degree} --seed {job.seed}"
+    return args + (f" --k {job.k}" if job.k is not None else "")
+
+
+def train_shell(extra=""):
+    """The training command shared by the training rules."""
+    return (
+        "whcore train --spec-json {params.spec:q} --threads {threads} --out {output.runs}"
+        f"{extra} > {{log}} 2>&1"
+    )
+
+
+def train_input(wildcards, experiment=None):
+    return lookup_job(TRAIN, run_path(wildcards, experiment)).data_input
+
+
+def train_spec(wildcards, experiment=None):
+    return json.dumps(lookup_job(TRAIN, run_path(wildcards, experiment)).spec)
+
+
+def baseline_args(wildcards, output):
+    job = lookup_job(BASELINES, output[0])
+    return (
+        f"--family {job.family} --train-size {job.train_size} --val-size {job.val_size} "
+        f"--test-size {job.test_size} --data-seed {job.data_seed} "
+        f"--grid {json.dumps(job.grid)!r}"
+        + (" --standardize" if job.standardize else "")
+    )
+
+
+def ablation_args(wildcards):
+    forest = config["ablation"]["datasets"][wildcards.dataset]
+    return (
+        f"--train-size {forest['train_size']} --test-size {forest['test_size']} "
+        f"--max-depth {forest['max_depth']} --n-trees {forest['n_trees']} "
+        f"--steps {config['ablation']['steps']} --seed {config['ablation']['seed']}"
+    )
+
+
+def claim_tables():
+    """The tables of every enabled experiment, which the claims are checked against."""
+    names = {
+        "spectrum": ["spectrum_selected", "spectrum_epochs"],
+        "synthetic": ["synthetic_selected"],
+        "real": ["real_selected"],
+        "ablation": [f"ablation_{d}" for d in config["ablation"]["datasets"]],
+        "entacmaea_energy": ["entacmaea_energy"],
+    }
+    return [
+        f"{TABLES}/{name}.parquet"
+        for experiment, tables in names.items()
+        if config[experiment]["enabled"]
+        for name in tables
+    ]

@@ -4,13 +4,13 @@
 rule download:
     output:
         "resources/raw/{dataset}/{filename}",
-    params:
-        mirror=MIRROR,
     log:
         "logs/download/{dataset}/{filename}.log",
     retries: 2
     conda:
         ENV
+    params:
+        mirror=MIRROR,
     shell:
         "whcore download {wildcards.dataset} --out {output} --mirror {params.mirror:q} "
         "> {log} 2>&1"
@@ -23,9 +23,9 @@ rule binarize:
         "resources/data/{dataset}.parquet",
     log:
         "logs/binarize/{dataset}.log",
-    resources:
-        mem_mb=4000,
     conda:
         ENV
+    resources:
+        mem_mb=4000,
     shell:
         "whcore binarize {wildcards.dataset} --raw {input} --out {output} > {log} 2>&1"

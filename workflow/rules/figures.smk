@@ -8,7 +8,10 @@ for figure_id in enabled_figures():
             figure_id
         input:
             tables=table_paths(figure_id),
-            code=[str(FIGURES[figure_id].source), str(FIGURES[figure_id].source.with_name("style.py"))],
+            code=[
+                str(FIGURES[figure_id].source),
+                str(FIGURES[figure_id].source.with_name("style.py")),
+            ],
         output:
             pdf=report(
                 f"{FIGURE_DIR}/{figure_id}.pdf",
@@ -17,14 +20,15 @@ for figure_id in enabled_figures():
                 labels={"figure": figure_id},
             ),
             png=f"{FIGURE_DIR}/{figure_id}.png",
-        params:
-            figure=figure_id,
-            settings=json.dumps(figure_settings()),
-            caption=FIGURES[figure_id].caption,
         log:
             f"logs/figures/{figure_id}.log",
         conda:
             ENV
+        params:
+            figure=figure_id,
+            settings=json.dumps(figure_settings()),
+            caption=FIGURES[figure_id].caption,
+            stem=lambda wildcards, output: os.path.splitext(output.pdf)[0],
         shell:
             "whcore figure {params.figure} --tables {input.tables} --settings {params.settings:q} "
-            "--out {FIGURE_DIR}/{params.figure} > {log} 2>&1"
+            "--out {params.stem} > {log} 2>&1"

@@ -62,8 +62,3 @@ def ablation_figure(tables: dict, settings: dict | None = None):
         raise ValueError("figure fig5c_ablation needs at least one ablation table")
     return plot_ablation(pd.concat(frames, ignore_index=True))
 
-
-def make_figure(table_paths, out: str | Path) -> list[Path]:
-    """Read ablation tables and write ``<out stem>.pdf`` and ``.png``."""
-    tables = {str(path): pd.read_parquet(path) for path in table_paths}
-    return save_figure(ablation_figure(tables), out)

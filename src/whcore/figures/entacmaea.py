@@ -44,11 +44,13 @@ def plot_energy_by_degree(table: pd.DataFrame):
     return fig
 
 
-def make_figure(table_path: str | Path, out: str | Path) -> list[Path]:
-    """Read the energy table and write ``<out stem>.pdf`` and ``.png``."""
-    table = pd.read_parquet(table_path)
+def energy_figure(tables: dict, settings: dict | None = None):
+    """The registry's entry point: draws Figure 5d from the ``entacmaea_energy`` table."""
+    if "entacmaea_energy" not in tables and len(tables) != 1:
+        raise ValueError(f"Figure 5d reads one entacmaea-energy table, got {sorted(tables)}")
+    table = tables.get("entacmaea_energy", next(iter(tables.values())))
     missing = {"degree", "top_count", "top_fraction", "all_fraction"} - set(table.columns)
     if missing:
-        raise ValueError(f"{table_path}: not an entacmaea-energy table (missing columns "
-                         f"{sorted(missing)}). Fix: run `whcore entacmaea-energy` to make it")
-    return save_figure(plot_energy_by_degree(table), out)
+        raise ValueError(f"not an entacmaea-energy table (missing columns {sorted(missing)}). "
+                         "Fix: run `whcore entacmaea-energy` to make it")
+    return plot_energy_by_degree(table)

@@ -1,0 +1,126 @@
+"""The Snakemake workflow: the paper grid's size, config errors, and a tiny end-to-end run."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from whcore.figures.registry import FIGURES
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(*args, workdir, env=None, check=True):
+    result = subprocess.run([*SNAKEMAKE, "-d", str(workdir), *args], capture_output=True,
+                            text=True, env={**os.environ, **(env or {})})
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n"
+                             f"{result.stderr[-3000:]}")
+    return result
+
+
+def job_counts(dry_run_output: str) -> dict[str, int]:
+    table = dry_run_output.split("job ", 1)[1].split("total", 1)[0]
+    return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", table, re.M)}
+
+
+def test_paper_grid_has_the_papers_job_counts(tmp_path):
+    """Job counts derived from the paper's grid (EXPERIMENTS.md), not from the workflow."""
+    counts = job_counts(snakemake("-n", "--quiet", "rules", workdir=tmp_path).stdout)
+    # Experiment 1: 5 g* x 5 datasets x 4 train sizes x (standard + 3 fullwh lambdas +
+    # 3 x 3 EN-S (rho, lambda) + 3 b x 4 lambda HashWH).
+    assert counts["train_spectrum"] == 5 * 5 * 4 * (1 + 3 + 9 + 12)
+    # Experiments 2 and 3 share the `train` rule. Experiment 2: 3 n x 3 g* x 8 c x 5 datasets
+    # x (standard + 9 EN-S + 12 HashWH). Experiment 3: 4 datasets x 10 sizes x 5 subsamples x
+    # 22 configurations, plus b = 16 (4 lambdas) on avGFP.
+    synthetic = 3 * 3 * 8 * 5 * (1 + 9 + 12)
+    real = 4 * 10 * 5 * (1 + 9 + 12) + 10 * 5 * 4
+    assert counts["train"] == synthetic + real
+    assert counts["baselines"] == 4 * 3 * 10 * 5  # one job per (dataset, family, size, seed)
+    assert counts["synthetic_target"] == 5 + 3 * 3
+    assert counts["download"] == counts["binarize"] == 4
+    assert counts["ablation"] == 2 and counts["entacmaea_energy"] == 1
+    for figure_id in FIGURES:
+        assert counts[figure_id] == 1
+
+
+def write_config(tmp_path, **changes):
+    config = yaml.safe_load(TINY.read_text())
+    for dotted, value in changes.items():
+        node = config
+        *parents, last = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"spectrum.methods.hashwh2": {"b": [3], "lam": [0.1]}}, "hashwh2"),
+    ({"real.datasets.gb1.train_sizes": [-5]}, "train_sizes"),
+    ({"synthetic.methods.hashwh.b": [3, 12]}, "synthetic.methods.hashwh.b"),
+    ({"spectrum.trainig": {"epochs": 3}}, "trainig"),
+    ({"real.runtime_dataset": "gfp"}, "real.runtime_dataset"),
+])
+def test_bad_config_fails_at_start_naming_the_key(tmp_path, changes, message):
+    result = snakemake("-n", "--configfile", str(write_config(tmp_path, **changes)),
+                       workdir=tmp_path, check=False)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, data_mirror):
+    workdir = tmp_path_factory.mktemp("tiny")
+    snakemake("--cores", "2", "--configfile", str(TINY), workdir=workdir,
+              env={"WHCORE_DATA_MIRROR": str(data_mirror)})
+    return workdir
+
+
+def test_tiny_run_makes_every_figure_and_the_claims(tiny_run):
+    for figure_id in FIGURES:
+        for suffix in (".pdf", ".png"):
+            path = tiny_run / "results" / "figures" / f"{figure_id}{suffix}"
+            assert path.stat().st_size > 1000, path
+    claims = (tiny_run / "results" / "claims.md").read_text()
+    for claim in ("synthetic_hashwh_beats_standard", "ablation_amplitude_beats_degree_sgemm",
+                  "entacmaea_high_degree_energy", "real_hashwh_beats_ens"):
+        assert claim in claims
+    assert list((tiny_run / "results").rglob(".*.tmp")) == []  # no half-written files
+
+
+def test_tiny_run_is_complete_and_figure_code_reruns_only_its_figures(tiny_run):
+    nothing = snakemake("-n", "--configfile", str(TINY), workdir=tiny_run).stdout
+    assert "Nothing to be done" in nothing
+    source = FIGURES["fig5a_real_r2"].source
+    stat = source.stat()
+    try:
+        os.utime(source, (stat.st_atime, stat.st_mtime + 3600))  # "edit" the plotting code
+        dry = snakemake("-n", "--quiet", "rules", "--configfile", str(TINY), workdir=tiny_run)
+        counts = job_counts(dry.stdout)
+    finally:
+        os.utime(source, (stat.st_atime, stat.st_mtime))
+    same_module = {fid for fid, fig in FIGURES.items() if fig.source == source}
+    assert set(counts) - {"all"} == same_module
+
+
+def test_one_figure_target_builds_only_what_it_needs(tmp_path):
+    shutil.copy(TINY, tmp_path / "tiny.yaml")
+    dry = snakemake("fig5d_entacmaea_energy", "-n", "--quiet", "rules", "--configfile",
+                    str(tmp_path / "tiny.yaml"), workdir=tmp_path)
+    assert set(job_counts(dry.stdout)) == {"download", "binarize", "entacmaea_energy",
+                                           "fig5d_entacmaea_energy"}
