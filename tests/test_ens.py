@@ -109,9 +109,9 @@ def test_training_run_end_to_end_records_fourier_time():
     x = sample_inputs(n, 300, seed=1)
     y = target(x)
     data = Data(x[:150], y[:150], x[150:225], y[150:225], x[225:], y[225:])
-    config = TrainConfig(epochs=3, batch_size=50, width=1, patience=10)
-    records = train(data, "ens", {"lam": 0.1, "rho": 0.01, "m": 5}, [0, 1], config)
-    assert len(records) == 2 * 4 and (records["status"] == "ok").all()
+    config = TrainConfig(epochs=2, batch_size=50, width=1, patience=10)
+    records = train(data, "ens", {"lam": 0.1, "rho": 0.01, "m": 4}, [0, 1], config)
+    assert len(records) == 2 * 3 and (records["status"] == "ok").all()
     trained = records[records["epoch"] > 0]
     assert trained["fourier_time"].gt(0).all()
     assert (trained["fourier_time"] <= trained["reg_time"]).all()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -158,8 +161,8 @@ def test_torch_module_and_column_output():
 # over 3 stages of 2^m bins succeeds with high probability while K < 0.82 * 3 * 2^m (the 3-core
 # threshold of random 3-uniform hypergraphs), so K = 2^m is well inside.
 RATES = [
-    (13, 7, (32, 64, 128), 12, 0.9),
-    (40, 6, (16, 32, 64), 8, 0.85),
+    (13, 7, (32, 64, 128), 10, 0.9),
+    (40, 6, (16, 32, 64), 6, 0.8),
     (100, 5, (16, 32), 6, 0.8),
     (236, 4, (8, 16), 5, 0.8),
 ]
@@ -195,3 +198,14 @@ def test_noisy_recovery(noise_sd):
         assert set(found) == set(expected)
         errors.append(max(abs(found[key] - expected[key]) for key in expected))
     assert max(errors) < 0.01, errors
+
+
+def test_readme_example_runs():
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    start = text.index("## EN-S")
+    end = text.find("\n## ", start + 1)
+    section = text[start : end if end > 0 else None]
+    (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102
+    np.testing.assert_allclose(scope["values"], scope["f"](scope["des"].points), atol=1e-12)
