@@ -22,6 +22,7 @@ __all__ = [
     "select_models",
     "summarize",
     "forward_fill_epochs",
+    "divergence_report",
 ]
 
 # Columns that hold hyperparameters of the network methods and the baselines.
@@ -60,7 +61,7 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     validation and test R^2 there, total training time, time to the best epoch, and whether it
     diverged (with the epoch and reason)."""
     group = keys + _config_columns(records) + ["seed"]
-    records = records.copy()
+    records = records.reset_index(drop=True)  # idxmin below needs unique labels
     for col in _config_columns(records):
         records[col] = records[col].fillna(-1)  # NaN keys would vanish in groupby
     records["cum_time"] = records.groupby(group, sort=False)["epoch_time"].cumsum()
@@ -84,7 +85,7 @@ def select_models(summaries: pd.DataFrame, pair_keys: list[str]) -> pd.DataFrame
     configuration with the best validation R^2 among runs that did not diverge. Groups whose
     runs all diverged are kept as one row with ``diverged`` true and NaN scores; the column
     ``n_diverged_configs`` counts diverged configurations in every group."""
-    frame = summaries.copy()
+    frame = summaries.reset_index(drop=True)  # idxmax below needs unique labels
     frame["_score"] = frame["val_r2"].where(~frame["diverged"], -np.inf).fillna(-np.inf)
     counts = frame.groupby(pair_keys, sort=False)["diverged"].sum().rename("n_diverged_configs")
     chosen = frame.loc[frame.groupby(pair_keys, sort=False)["_score"].idxmax()]
@@ -120,3 +121,18 @@ def forward_fill_epochs(frame: pd.DataFrame, run_keys: list[str], columns: list[
             run[name] = value
         filled.append(run)
     return pd.concat(filled, ignore_index=True)
+
+
+def divergence_report(selected: pd.DataFrame) -> str:
+    """One line for logs: how many trained models diverged, and how many selections had
+    nothing but diverged configurations (a table of ``select_models``)."""
+    if "n_diverged_configs" not in selected or not len(selected):
+        return "diverged: nothing to report"
+    models = int(selected["n_diverged_configs"].sum())
+    lost = selected[selected["diverged"]]
+    line = (f"diverged: {models} trained model(s) (configuration x seed) diverged and were left "
+            f"out of model selection; {len(lost)} of {len(selected)} selections had only diverged "
+            "configurations and are reported as diverged (NaN scores)")
+    if len(lost) and "variant" in lost:
+        line += ": " + ", ".join(f"{v} x {n}" for v, n in lost["variant"].value_counts().items())
+    return line
