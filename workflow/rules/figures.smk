@@ -13,13 +13,13 @@ for figure_id in enabled_figures():
                 str(FIGURES[figure_id].source.with_name("style.py")),
             ],
         output:
-            pdf=report(
-                f"{FIGURE_DIR}/{figure_id}.pdf",
+            pdf=f"{FIGURE_DIR}/{figure_id}.pdf",
+            png=report(
+                f"{FIGURE_DIR}/{figure_id}.png",
                 caption="../report/figure.rst",
                 category="Figures",
                 labels={"figure": figure_id},
             ),
-            png=f"{FIGURE_DIR}/{figure_id}.png",
         log:
             f"logs/figures/{figure_id}.log",
         conda:
