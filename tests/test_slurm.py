@@ -1,0 +1,60 @@
+"""The SLURM profile on a real SLURM: a single-node cluster on this machine (localhost only) runs
+a tiny configuration of the workflow through profiles/slurm (tests/slurm/run_slurm_test.sh).
+
+It installs packages with apt-get and starts daemons as root, so it runs only when asked:
+WHCORE_SLURM_TEST=1 (the SLURM stage of .ci/run sets it). Run it with ``-s`` to see the job ids
+and their states.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "tests" / "slurm" / "run_slurm_test.sh"
+
+
+def _skip_reason() -> str | None:
+    if os.environ.get("WHCORE_SLURM_TEST") != "1":
+        return ("starts a real SLURM cluster (apt-get install, daemons as root): set "
+                "WHCORE_SLURM_TEST=1 to run it (the SLURM stage of .ci/run does)")
+    if os.geteuid() != 0:
+        return "needs root to start munged, slurmctld and slurmd"
+    if not (shutil.which("slurmctld") and shutil.which("sbatch")) and not shutil.which("apt-get"):
+        return "SLURM is not installed and there is no apt-get to install it"
+    conf = Path("/etc/slurm/slurm.conf")
+    if conf.exists() and "whcore test cluster" not in conf.read_text().splitlines()[0]:
+        return f"{conf} belongs to a real SLURM installation; the test will not replace it"
+    return None
+
+
+@pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
+def test_workflow_runs_through_the_slurm_profile(tmp_path):
+    env = dict(os.environ)
+    # snakemake, whcore and the jobs' Python: this interpreter's environment.
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run([str(SCRIPT), str(tmp_path)], env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+    print(proc.stdout)  # job ids and states in the test's output (pytest -s, or on failure)
+    assert proc.returncode == 0, proc.stdout[-4000:]
+
+    submitted = re.findall(r"submitted with SLURM jobid (\d+)", proc.stdout)
+    table = dict(re.findall(r"^(\d+)\s+(\S+)\s+\d+:\d+", proc.stdout, flags=re.M))
+    assert len(submitted) == 5
+    assert {table[job] for job in submitted} == {"COMPLETED"}
+    # The training jobs asked SLURM for a GPU, as profiles/slurm says.
+    assert len(re.findall(r"gres:gpu:1\s+train_spectrum", proc.stdout)) == 2
+    assert (tmp_path / "run" / "results" / "figures" / "fig2_sae_evolution.pdf").is_file()
+    # Everything it started is gone again.
+    for daemon in ("slurmctld", "slurmd", "munged"):
+        pid_file = {"munged": tmp_path / "cluster" / "munge" / "munged.pid"}.get(
+            daemon, tmp_path / "cluster" / f"{daemon}.pid")
+        assert not pid_file.exists(), f"{daemon} was not stopped"
+    assert not Path("/etc/slurm/slurm.conf").exists()
