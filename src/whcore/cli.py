@@ -92,6 +92,9 @@ def _cmd_aggregate(args) -> None:
     for name, frame in out.items():
         write_parquet(frame, Path(args.out_dir) / f"{name}.parquet")
         print(f"wrote {args.out_dir}/{name}.parquet: {len(frame)} rows")
+    from .aggregate import divergence_report
+
+    print(divergence_report(out[f"{args.experiment}_selected"]))
 
 
 def _add_aggregate(sub) -> None:
