@@ -97,12 +97,12 @@ def legend_below(fig, ax, max_columns: int = 6) -> None:
                    ncol=min(len(labels), max_columns))
 
 
-def plain_log_ticks(ax) -> None:
-    """A log y axis labelled at powers of ten only (minor labels clutter small panels)."""
+def plain_log_ticks(ax, axis: str = "y") -> None:
+    """A log axis labelled at powers of ten only (minor labels clutter small panels)."""
     from matplotlib.ticker import NullFormatter
 
-    ax.set_yscale("log")
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    getattr(ax, f"set_{axis}scale")("log")
+    getattr(ax, f"{axis}axis").set_minor_formatter(NullFormatter())
 
 
 def save_figure(fig, path: str | Path) -> list[Path]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .spectrum import _color, _label, _variant_order
-from .style import PAGE_WIDTH, legend_below, subplots
+from .style import PAGE_WIDTH, legend_below, plain_log_ticks, subplots
 
 __all__ = ["synthetic_r2", "synthetic_runtime"]
 
@@ -56,8 +56,8 @@ def synthetic_runtime(tables: dict, settings: dict, appendix: bool = False):
             axes[r, 1].plot(line["cum_time"], line["test_r2"], **style)
             pts = runs[runs["variant"] == variant]
             axes[r, 2].scatter(pts["train_time"], pts["test_r2"], s=6, color=_color(variant))
-        axes[r, 1].set_xscale("log")
-        axes[r, 2].set_xscale("log")
+        plain_log_ticks(axes[r, 1], "x")
+        plain_log_ticks(axes[r, 2], "x")
         axes[r, 0].set_ylabel(f"test $R^2$\n(n = {n}, c = {c})")
         for ax, xlabel in zip(axes[r], ("epoch", "training time (s)", "training time (s)")):
             ax.set_xlabel(xlabel if r == len(cells) - 1 else "")
