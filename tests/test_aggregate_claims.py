@@ -9,12 +9,23 @@ from whcore.claims import FAILS, HOLDS, UNSURE, ablation_claims, real_claims
 def records(method, lam, seed, val, test, status=None):
     """Per-epoch records of one model: val/test MSE and R^2 per epoch."""
     epochs = len(val)
-    return pd.DataFrame({
-        "dataset": "d", "method": method, "lam": lam, "seed": seed, "train_size": 10,
-        "data_seed": 0, "epoch": range(epochs), "epoch_time": 1.0,
-        "val_mse": val, "val_r2": 1 - np.asarray(val), "test_r2": test,
-        "status": status or ["ok"] * epochs, "note": "",
-    })
+    return pd.DataFrame(
+        {
+            "dataset": "d",
+            "method": method,
+            "lam": lam,
+            "seed": seed,
+            "train_size": 10,
+            "data_seed": 0,
+            "epoch": range(epochs),
+            "epoch_time": 1.0,
+            "val_mse": val,
+            "val_r2": 1 - np.asarray(val),
+            "test_r2": test,
+            "status": status or ["ok"] * epochs,
+            "note": "",
+        }
+    )
 
 
 def test_summaries_report_the_best_validation_epoch():
@@ -26,24 +37,30 @@ def test_summaries_report_the_best_validation_epoch():
 
 
 def test_selection_uses_validation_not_test():
-    runs = pd.concat([
-        records("hashwh", 0.1, 0, val=[0.5, 0.2], test=[0.1, 0.3]),   # best validation
-        records("hashwh", 1.0, 0, val=[0.5, 0.4], test=[0.1, 0.99]),  # best test
-    ])
+    runs = pd.concat(
+        [
+            records("hashwh", 0.1, 0, val=[0.5, 0.2], test=[0.1, 0.3]),  # best validation
+            records("hashwh", 1.0, 0, val=[0.5, 0.4], test=[0.1, 0.99]),  # best test
+        ]
+    )
     keys = ["dataset", "method", "train_size", "data_seed"]
     chosen = select_models(run_summaries(runs, keys), keys + ["seed"])
     assert len(chosen) == 1 and chosen["lam"].iloc[0] == 0.1 and chosen["test_r2"].iloc[0] == 0.3
 
 
 def test_diverged_runs_are_counted_not_dropped():
-    runs = pd.concat([
-        records("hashwh", 0.1, 0, val=[0.5, np.nan], test=[0.1, np.nan],
-                status=["ok", "diverged"]),
-        records("hashwh", 1.0, 0, val=[0.5, 0.4], test=[0.1, 0.2]),
-        records("hashwh", 0.1, 1, val=[0.5, np.nan], test=[0.1, np.nan],
-                status=["ok", "diverged"]),
-        records("hashwh", 1.0, 1, val=[np.nan], test=[np.nan], status=["diverged"]),
-    ])
+    runs = pd.concat(
+        [
+            records(
+                "hashwh", 0.1, 0, val=[0.5, np.nan], test=[0.1, np.nan], status=["ok", "diverged"]
+            ),
+            records("hashwh", 1.0, 0, val=[0.5, 0.4], test=[0.1, 0.2]),
+            records(
+                "hashwh", 0.1, 1, val=[0.5, np.nan], test=[0.1, np.nan], status=["ok", "diverged"]
+            ),
+            records("hashwh", 1.0, 1, val=[np.nan], test=[np.nan], status=["diverged"]),
+        ]
+    )
     keys = ["dataset", "method", "train_size", "data_seed"]
     summary = run_summaries(runs, keys)
     assert summary["diverged"].sum() == 3
@@ -56,8 +73,9 @@ def test_diverged_runs_are_counted_not_dropped():
 
 
 def test_forward_fill_carries_final_values():
-    frame = pd.DataFrame({"run": [0, 0, 1, 1, 1], "epoch": [0, 1, 0, 1, 2],
-                          "x": [1.0, 2.0, 5.0, 6.0, 7.0]})
+    frame = pd.DataFrame(
+        {"run": [0, 0, 1, 1, 1], "epoch": [0, 1, 0, 1, 2], "x": [1.0, 2.0, 5.0, 6.0, 7.0]}
+    )
     filled = forward_fill_epochs(frame, ["run"], ["x"])
     assert filled[filled["run"] == 0]["x"].tolist() == [1.0, 2.0, 2.0]
 
@@ -67,18 +85,30 @@ def pairs_table(diffs_by_cell):
     for (dataset, size), diffs in diffs_by_cell.items():
         for seed, diff in enumerate(diffs):
             for variant, value in (("standard", 0.5), ("ens", 0.5), ("hashwh", 0.5 + diff)):
-                rows.append({"dataset": dataset, "train_size": size, "data_seed": 0,
-                             "seed": seed, "variant": variant, "test_r2": value,
-                             "val_r2": value, "diverged": False})
+                rows.append(
+                    {
+                        "dataset": dataset,
+                        "train_size": size,
+                        "data_seed": 0,
+                        "seed": seed,
+                        "variant": variant,
+                        "test_r2": value,
+                        "val_r2": value,
+                        "diverged": False,
+                    }
+                )
     return {"real_selected": pd.DataFrame(rows)}
 
 
-@pytest.mark.parametrize("cells,verdict", [
-    ({("a", 10): [0.1, 0.12, 0.11], ("b", 10): [0.2, 0.21, 0.19]}, HOLDS),
-    ({("a", 10): [0.1, 0.12, 0.11], ("b", 10): [-0.2, -0.21, -0.19]}, FAILS),
-    ({("a", 10): [0.1, -0.1, 0.05], ("b", 10): [0.2, 0.21, 0.19]}, UNSURE),
-    ({("a", 10): [0.3]}, UNSURE),  # one pair: no uncertainty estimate, no verdict
-])
+@pytest.mark.parametrize(
+    "cells,verdict",
+    [
+        ({("a", 10): [0.1, 0.12, 0.11], ("b", 10): [0.2, 0.21, 0.19]}, HOLDS),
+        ({("a", 10): [0.1, 0.12, 0.11], ("b", 10): [-0.2, -0.21, -0.19]}, FAILS),
+        ({("a", 10): [0.1, -0.1, 0.05], ("b", 10): [0.2, 0.21, 0.19]}, UNSURE),
+        ({("a", 10): [0.3]}, UNSURE),  # one pair: no uncertainty estimate, no verdict
+    ],
+)
 def test_real_claim_verdicts(cells, verdict):
     claim = real_claims(pairs_table(cells))[0]
     assert claim.id == "real_hashwh_beats_standard" and claim.verdict == verdict
@@ -86,9 +116,14 @@ def test_real_claim_verdicts(cells, verdict):
 
 def test_ablation_claim():
     kept = [100, 50, 10]
-    table = pd.DataFrame({
-        "order": ["degree"] * 3 + ["amplitude"] * 3, "kept": kept * 2,
-        "test_r2": [0.9, 0.7, 0.3, 0.9, 0.88, 0.8], "forest_test_r2": 0.9})
+    table = pd.DataFrame(
+        {
+            "order": ["degree"] * 3 + ["amplitude"] * 3,
+            "kept": kept * 2,
+            "test_r2": [0.9, 0.7, 0.3, 0.9, 0.88, 0.8],
+            "forest_test_r2": 0.9,
+        }
+    )
     (claim,) = ablation_claims({"ablation_x": table})
     assert claim.verdict == HOLDS and "+0.3400" in claim.effect
     table.loc[table["order"] == "amplitude", "test_r2"] = [0.9, 0.5, 0.1]

@@ -50,16 +50,19 @@ def test_hashing_identity_bucket_sums():
             j = bits_to_int((sigma.long().T @ int_to_bits(torch.tensor(freq), n)) % 2)
             expected[j] += c
         assert torch.allclose(buckets, expected, atol=1e-12)
-        assert math.isclose(hashwh_penalty(f, sigma).item(), expected.abs().sum().item(),
-                            rel_tol=1e-12)
+        assert math.isclose(
+            hashwh_penalty(f, sigma).item(), expected.abs().sum().item(), rel_tol=1e-12
+        )
 
 
 def test_collision_rate_is_pairwise_independent():
     """Lemma B.2: two fixed distinct nonzero frequencies collide with probability 2^-b."""
     n, b, trials = 30, 4, 20000
     gen = torch.Generator().manual_seed(3)
-    f1 = torch.zeros(n, dtype=torch.long); f1[[0, 5, 9]] = 1
-    f2 = torch.zeros(n, dtype=torch.long); f2[[5, 20]] = 1
+    f1 = torch.zeros(n, dtype=torch.long)
+    f1[[0, 5, 9]] = 1
+    f2 = torch.zeros(n, dtype=torch.long)
+    f2[[5, 20]] = 1
     sigma = sample_sigma(n, b, gen, batch_shape=(trials,)).long()
     h1 = (sigma.transpose(1, 2) @ f1) % 2
     h2 = (sigma.transpose(1, 2) @ f2) % 2

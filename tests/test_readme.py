@@ -10,7 +10,7 @@ def python_blocks(section: str) -> list[str]:
     text = README.read_text()
     start = text.index(section)
     end = text.find("\n## ", start + 1)
-    return re.findall(r"```python\n(.*?)```", text[start : end if end > 0 else None], re.S)
+    return re.findall(r"```python\n(.*?)```", text[start : end if end > 0 else None], re.DOTALL)
 
 
 def test_hashwh_training_loop_example():

@@ -14,8 +14,7 @@ def spec_for(target: Path, **overrides) -> dict:
     spec = {
         "method": "hashwh",
         "params": {"lam": 0.01, "b": 4},
-        "data": {"source": "synthetic", "path": str(target), "train_size": 100,
-                 "data_seed": 0},
+        "data": {"source": "synthetic", "path": str(target), "train_size": 100, "data_seed": 0},
         "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 1},
     }
     for key, value in overrides.items():
@@ -30,8 +29,24 @@ def spec_for(target: Path, **overrides) -> dict:
 @pytest.fixture
 def target(tmp_path):
     path = tmp_path / "target.json"
-    assert main(["synthetic", "--family", "degree_ladder", "--n", "8", "--max-degree", "3",
-                 "--seed", "0", "--out", str(path)]) == 0
+    assert (
+        main(
+            [
+                "synthetic",
+                "--family",
+                "degree_ladder",
+                "--n",
+                "8",
+                "--max-degree",
+                "3",
+                "--seed",
+                "0",
+                "--out",
+                str(path),
+            ]
+        )
+        == 0
+    )
     return path
 
 
@@ -41,14 +56,17 @@ def test_defaults_are_filled(target):
     assert spec["training"]["patience"] == 10 and spec["spectrum"] is False
 
 
-@pytest.mark.parametrize("change,field", [
-    ({"data": {"source": "synthetic", "train_size": 10, "data_seed": 0}}, "data"),
-    ({"data.train_size": "ten"}, "data.train_size"),
-    ({"data.trian_size": 5}, "data"),
-    ({"training.seeds": []}, "training.seeds"),
-    ({"data.val_size": -3}, "data.val_size"),
-    ({"methd": "hashwh"}, "(top level)"),
-])
+@pytest.mark.parametrize(
+    "change,field",
+    [
+        ({"data": {"source": "synthetic", "train_size": 10, "data_seed": 0}}, "data"),
+        ({"data.train_size": "ten"}, "data.train_size"),
+        ({"data.trian_size": 5}, "data"),
+        ({"training.seeds": []}, "training.seeds"),
+        ({"data.val_size": -3}, "data.val_size"),
+        ({"methd": "hashwh"}, "(top level)"),
+    ],
+)
 def test_bad_specs_name_the_field(target, tmp_path, change, field):
     path = tmp_path / "spec.json"
     path.write_text(json.dumps(spec_for(target, **change)))

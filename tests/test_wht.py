@@ -5,7 +5,7 @@ from whcore import fwht, hadamard_matrix
 from whcore.wht import all_inputs, bits_to_int, degree, degrees, int_to_bits
 
 
-@pytest.mark.parametrize("m", range(0, 14))
+@pytest.mark.parametrize("m", range(14))
 def test_fwht_equals_dense_product(m):
     gen = torch.Generator().manual_seed(100 + m)
     x = torch.randn(3, 2**m, dtype=torch.float64, generator=gen)

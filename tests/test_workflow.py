@@ -20,17 +20,22 @@ pytestmark = pytest.mark.workflow
 
 
 def snakemake(*args, workdir, env=None, check=True):
-    result = subprocess.run([*SNAKEMAKE, "-d", str(workdir), *args], capture_output=True,
-                            text=True, env={**os.environ, **(env or {})})
+    result = subprocess.run(
+        [*SNAKEMAKE, "-d", str(workdir), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n"
-                             f"{result.stderr[-3000:]}")
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
     return result
 
 
 def job_counts(dry_run_output: str) -> dict[str, int]:
     table = dry_run_output.split("job ", 1)[1].split("total", 1)[0]
-    return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", table, re.M)}
+    return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
 def test_paper_grid_has_the_papers_job_counts(tmp_path):
@@ -69,16 +74,20 @@ def write_config(tmp_path, **changes):
     return path
 
 
-@pytest.mark.parametrize("changes,message", [
-    ({"spectrum.methods.hashwh2": {"b": [3], "lam": [0.1]}}, "hashwh2"),
-    ({"real.datasets.gb1.train_sizes": [-5]}, "train_sizes"),
-    ({"synthetic.methods.hashwh.b": [3, 12]}, "synthetic.methods.hashwh.b"),
-    ({"spectrum.trainig": {"epochs": 3}}, "trainig"),
-    ({"real.runtime_dataset": "gfp"}, "real.runtime_dataset"),
-])
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        ({"spectrum.methods.hashwh2": {"b": [3], "lam": [0.1]}}, "hashwh2"),
+        ({"real.datasets.gb1.train_sizes": [-5]}, "train_sizes"),
+        ({"synthetic.methods.hashwh.b": [3, 12]}, "synthetic.methods.hashwh.b"),
+        ({"spectrum.trainig": {"epochs": 3}}, "trainig"),
+        ({"real.runtime_dataset": "gfp"}, "real.runtime_dataset"),
+    ],
+)
 def test_bad_config_fails_at_start_naming_the_key(tmp_path, changes, message):
-    result = snakemake("-n", "--configfile", str(write_config(tmp_path, **changes)),
-                       workdir=tmp_path, check=False)
+    result = snakemake(
+        "-n", "--configfile", str(write_config(tmp_path, **changes)), workdir=tmp_path, check=False
+    )
     assert result.returncode != 0
     assert message in result.stdout + result.stderr
 
@@ -86,8 +95,14 @@ def test_bad_config_fails_at_start_naming_the_key(tmp_path, changes, message):
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, data_mirror):
     workdir = tmp_path_factory.mktemp("tiny")
-    snakemake("--cores", "2", "--configfile", str(TINY), workdir=workdir,
-              env={"WHCORE_DATA_MIRROR": str(data_mirror)})
+    snakemake(
+        "--cores",
+        "2",
+        "--configfile",
+        str(TINY),
+        workdir=workdir,
+        env={"WHCORE_DATA_MIRROR": str(data_mirror)},
+    )
     return workdir
 
 
@@ -97,8 +112,12 @@ def test_tiny_run_makes_every_figure_and_the_claims(tiny_run):
             path = tiny_run / "results" / "figures" / f"{figure_id}{suffix}"
             assert path.stat().st_size > 1000, path
     claims = (tiny_run / "results" / "claims.md").read_text()
-    for claim in ("synthetic_hashwh_beats_standard", "ablation_amplitude_beats_degree_sgemm",
-                  "entacmaea_high_degree_energy", "real_hashwh_beats_ens"):
+    for claim in (
+        "synthetic_hashwh_beats_standard",
+        "ablation_amplitude_beats_degree_sgemm",
+        "entacmaea_high_degree_energy",
+        "real_hashwh_beats_ens",
+    ):
         assert claim in claims
     assert list((tiny_run / "results").rglob(".*.tmp")) == []  # no half-written files
 
@@ -120,7 +139,18 @@ def test_tiny_run_is_complete_and_figure_code_reruns_only_its_figures(tiny_run):
 
 def test_one_figure_target_builds_only_what_it_needs(tmp_path):
     shutil.copy(TINY, tmp_path / "tiny.yaml")
-    dry = snakemake("fig5d_entacmaea_energy", "-n", "--quiet", "rules", "--configfile",
-                    str(tmp_path / "tiny.yaml"), workdir=tmp_path)
-    assert set(job_counts(dry.stdout)) == {"download", "binarize", "entacmaea_energy",
-                                           "fig5d_entacmaea_energy"}
+    dry = snakemake(
+        "fig5d_entacmaea_energy",
+        "-n",
+        "--quiet",
+        "rules",
+        "--configfile",
+        str(tmp_path / "tiny.yaml"),
+        workdir=tmp_path,
+    )
+    assert set(job_counts(dry.stdout)) == {
+        "download",
+        "binarize",
+        "entacmaea_energy",
+        "fig5d_entacmaea_energy",
+    }

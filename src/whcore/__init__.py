@@ -10,21 +10,40 @@ The stable public API::
 
 __version__ = "0.1.0"
 
-from .hashing import fullwh_penalty, hashed_inputs, hashwh_penalty, sample_sigma
-from .models import MLP
-from .training import Data, TrainConfig, train
-from .wht import fwht, hadamard_matrix
+# The names below load on first use (PEP 562), so that commands which never touch PyTorch
+# (downloads, figures, baselines) start without importing it.
+_LOCATIONS = {
+    "fwht": "wht",
+    "hadamard_matrix": "wht",
+    "hashed_inputs": "hashing",
+    "hashwh_penalty": "hashing",
+    "sample_sigma": "hashing",
+    "fullwh_penalty": "hashing",
+    "MLP": "models",
+    "train": "training",
+    "TrainConfig": "training",
+    "Data": "training",
+}
+
+
+def __getattr__(name):
+    if name in _LOCATIONS:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LOCATIONS[name]}", __name__), name)
+    raise AttributeError(f"module 'whcore' has no attribute {name!r}")
+
 
 __all__ = [
+    "MLP",
+    "Data",
+    "TrainConfig",
     "__version__",
+    "fullwh_penalty",
     "fwht",
     "hadamard_matrix",
     "hashed_inputs",
     "hashwh_penalty",
     "sample_sigma",
-    "fullwh_penalty",
-    "MLP",
     "train",
-    "TrainConfig",
-    "Data",
 ]

@@ -8,26 +8,25 @@ dropped silently: a pair whose configurations all diverged is reported as diverg
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
     "HYPERPARAMETERS",
+    "divergence_report",
+    "forward_fill_epochs",
     "read_runs",
-    "variant_names",
     "run_summaries",
     "select_models",
     "summarize",
-    "forward_fill_epochs",
-    "divergence_report",
+    "variant_names",
 ]
 
 # Columns that hold hyperparameters of the network methods and the baselines.
-HYPERPARAMETERS = ("lam", "b", "rho", "m", "d", "repetitions", "alpha", "n_estimators",
-                   "max_depth")
+HYPERPARAMETERS = ("lam", "b", "rho", "m", "d", "repetitions", "alpha", "n_estimators", "max_depth")
 
 
 def read_runs(paths: Iterable[str | Path], **identity) -> pd.DataFrame:
@@ -36,7 +35,7 @@ def read_runs(paths: Iterable[str | Path], **identity) -> pd.DataFrame:
     for path in paths:
         try:
             frames.append(pd.read_parquet(path))
-        except Exception as err:  # noqa: BLE001 - name the file whatever pyarrow says
+        except Exception as err:
             raise ValueError(f"{path}: cannot read run records ({err})") from err
     if not frames:
         raise ValueError("no run records to aggregate")
@@ -68,11 +67,16 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     ok = records[records["status"] == "ok"]
     best = ok.loc[ok.groupby(group, sort=False)["val_mse"].idxmin()]
     summary = best[group + ["epoch", "val_r2", "test_r2", "cum_time"]].rename(
-        columns={"epoch": "best_epoch", "cum_time": "time_to_best"})
+        columns={"epoch": "best_epoch", "cum_time": "time_to_best"}
+    )
     totals = records.groupby(group, sort=False).agg(
-        epochs=("epoch", "max"), train_time=("epoch_time", "sum"))
-    diverged = records[records["status"] == "diverged"].groupby(group, sort=False).agg(
-        diverged_epoch=("epoch", "min"), diverged_reason=("note", "first"))
+        epochs=("epoch", "max"), train_time=("epoch_time", "sum")
+    )
+    diverged = (
+        records[records["status"] == "diverged"]
+        .groupby(group, sort=False)
+        .agg(diverged_epoch=("epoch", "min"), diverged_reason=("note", "first"))
+    )
     out = totals.join(diverged).reset_index().merge(summary, on=group, how="left")
     out["diverged"] = out["diverged_epoch"].notna()
     for col in _config_columns(out):
@@ -107,8 +111,9 @@ def summarize(selected: pd.DataFrame, keys: list[str], value: str = "test_r2") -
     return out.reset_index()
 
 
-def forward_fill_epochs(frame: pd.DataFrame, run_keys: list[str], columns: list[str],
-                        last_epoch: int | None = None) -> pd.DataFrame:
+def forward_fill_epochs(
+    frame: pd.DataFrame, run_keys: list[str], columns: list[str], last_epoch: int | None = None
+) -> pd.DataFrame:
     """Extend every run's per-epoch values to a common last epoch by carrying its final values
     forward: after early stopping a network no longer changes, so curves averaged over runs of
     different lengths compare like with like."""
@@ -130,9 +135,11 @@ def divergence_report(selected: pd.DataFrame) -> str:
         return "diverged: nothing to report"
     models = int(selected["n_diverged_configs"].sum())
     lost = selected[selected["diverged"]]
-    line = (f"diverged: {models} trained model(s) (configuration x seed) diverged and were left "
-            f"out of model selection; {len(lost)} of {len(selected)} selections had only diverged "
-            "configurations and are reported as diverged (NaN scores)")
+    line = (
+        f"diverged: {models} trained model(s) (configuration x seed) diverged and were left "
+        f"out of model selection; {len(lost)} of {len(selected)} selections had only diverged "
+        "configurations and are reported as diverged (NaN scores)"
+    )
     if len(lost) and "variant" in lost:
         line += ": " + ", ".join(f"{v} x {n}" for v, n in lost["variant"].value_counts().items())
     return line

@@ -58,15 +58,16 @@ def _cells_summary(stats: pd.DataFrame) -> tuple[str, str, str]:
     better = int(((stats["mean"] - 2 * stats["sem"]) > 0).sum())
     worse = int(((stats["mean"] + 2 * stats["sem"]) < 0).sum())
     effect = f"mean paired difference in test R^2 {stats['mean'].mean():+.4f}"
-    spread = (f"per-cell differences from {stats['mean'].min():+.4f} to "
-              f"{stats['mean'].max():+.4f}; median SE {stats['sem'].median():.4f}")
+    spread = (
+        f"per-cell differences from {stats['mean'].min():+.4f} to "
+        f"{stats['mean'].max():+.4f}; median SE {stats['sem'].median():.4f}"
+    )
     details = f"{better} of {len(stats)} cells significantly better, {worse} significantly worse"
     return effect, spread, details
 
 
 def _pivot_pairs(selected, pair_keys, value="test_r2"):
-    return selected.pivot_table(index=pair_keys, columns="variant", values=value,
-                                aggfunc="first")
+    return selected.pivot_table(index=pair_keys, columns="variant", values=value, aggfunc="first")
 
 
 def _best_hashwh(selected, pair_keys, value="test_r2"):
@@ -91,10 +92,17 @@ def synthetic_claims(tables) -> list[Claim]:
     selected = tables["synthetic_selected"]
     pairs = ["n", "c", "draw", "data_seed", "seed"]
     claims = [
-        _beats(selected, pairs, ["n", "c"], rival, f"synthetic_hashwh_beats_{rival}",
-               f"HashWH (b chosen on validation) has a higher test R^2 than "
-               f"{'the standard network' if rival == 'standard' else 'EN-S'} in every (n, c) "
-               "of the high-dimensional synthetic experiment.", "Section 5.1, Figure 4a")
+        _beats(
+            selected,
+            pairs,
+            ["n", "c"],
+            rival,
+            f"synthetic_hashwh_beats_{rival}",
+            f"HashWH (b chosen on validation) has a higher test R^2 than "
+            f"{'the standard network' if rival == 'standard' else 'EN-S'} in every (n, c) "
+            "of the high-dimensional synthetic experiment.",
+            "Section 5.1, Figure 4a",
+        )
         for rival in ("standard", "ens")
     ]
     claims.append(_speedup_claim(selected))
@@ -102,14 +110,23 @@ def synthetic_claims(tables) -> list[Claim]:
 
 
 def _speedup_claim(selected) -> Claim:
-    statement = ("HashWH trains an order of magnitude (>= 10x) faster than EN-S while reaching at "
-                 "least the same test R^2 (total training time per model, all synthetic cells).")
+    statement = (
+        "HashWH trains an order of magnitude (>= 10x) faster than EN-S while reaching at "
+        "least the same test R^2 (total training time per model, all synthetic cells)."
+    )
     source = "Section 5.1, Figure 4b"
     pairs = ["n", "c", "draw", "data_seed", "seed"]
     time = _pivot_pairs(selected, pairs, "train_time")
     if "ens" not in time:
-        return Claim("synthetic_hashwh_10x_faster_than_ens", statement, source, SKIPPED, "", "",
-                     "no EN-S runs")
+        return Claim(
+            "synthetic_hashwh_10x_faster_than_ens",
+            statement,
+            source,
+            SKIPPED,
+            "",
+            "",
+            "no EN-S runs",
+        )
     rows = []
     for variant in sorted(v for v in time.columns if v.startswith("hashwh")):
         log_ratio = np.log10(time["ens"] / time[variant]).dropna()
@@ -117,14 +134,23 @@ def _speedup_claim(selected) -> Claim:
         mean, sem = log_ratio.mean(), spread / np.sqrt(max(len(log_ratio), 1))
         rows.append((variant, mean, sem))
     # Judge the fastest and the slowest hash size separately; the claim is about HashWH as used.
-    lines = [f"{v}: EN-S/HashWH time ratio {10 ** m:.1f}x (95% CI {10 ** (m - 2 * s):.1f}x to "
-             f"{10 ** (m + 2 * s):.1f}x)" for v, m, s in rows]
+    lines = [
+        f"{v}: EN-S/HashWH time ratio {10**m:.1f}x (95% CI {10 ** (m - 2 * s):.1f}x to "
+        f"{10 ** (m + 2 * s):.1f}x)"
+        for v, m, s in rows
+    ]
     lows = [m - 2 * s for _, m, s in rows]
     highs = [m + 2 * s for _, m, s in rows]
     verdict = HOLDS if min(lows) >= 1 else FAILS if max(highs) < 1 else UNSURE
     geo = 10 ** np.mean([m for _, m, _ in rows])
-    return Claim("synthetic_hashwh_10x_faster_than_ens", statement, source, verdict,
-                 f"geometric-mean time ratio over hash sizes {geo:.1f}x", "; ".join(lines))
+    return Claim(
+        "synthetic_hashwh_10x_faster_than_ens",
+        statement,
+        source,
+        verdict,
+        f"geometric-mean time ratio over hash sizes {geo:.1f}x",
+        "; ".join(lines),
+    )
 
 
 def spectrum_claims(tables) -> list[Claim]:
@@ -132,36 +158,60 @@ def spectrum_claims(tables) -> list[Claim]:
     keys = ["dataset", "variant", "train_size", "data_seed", "seed"]
     at_best = epochs.merge(selected[keys + ["best_epoch"]], on=keys)
     at_best = at_best[at_best["epoch"] == at_best["best_epoch"]]
-    hashed = sorted((v for v in at_best["variant"].unique() if v.startswith("hashwh")),
-                    key=lambda v: int(v.split("_b")[1]))
+    hashed = sorted(
+        (v for v in at_best["variant"].unique() if v.startswith("hashwh")),
+        key=lambda v: int(v.split("_b")[1]),
+    )
     claims = []
     if not hashed or "standard" not in set(at_best["variant"]):
         return [Claim("spectrum_high_degree", "", "Section 3", SKIPPED, "", "", "missing runs")]
     top = hashed[-1]
     pairs = ["dataset", "train_size", "data_seed", "seed"]
     for column, cid, statement in (
-        ("amp_deg4", "spectrum_learns_degree4",
-         f"HashWH ({top}) learns the degree-4 target frequency better (larger learned "
-         "amplitude at the selected epoch) than the standard network."),
-        ("amp_deg5", "spectrum_learns_degree5",
-         f"HashWH ({top}) learns the degree-5 target frequency better than the standard "
-         "network."),
-        ("sae_full", "spectrum_lower_full_sae",
-         f"HashWH ({top}) has a lower SAE on the whole spectrum than the standard network "
-         "(fewer erroneous frequencies)."),
+        (
+            "amp_deg4",
+            "spectrum_learns_degree4",
+            f"HashWH ({top}) learns the degree-4 target frequency better (larger learned "
+            "amplitude at the selected epoch) than the standard network.",
+        ),
+        (
+            "amp_deg5",
+            "spectrum_learns_degree5",
+            f"HashWH ({top}) learns the degree-5 target frequency better than the standard "
+            "network.",
+        ),
+        (
+            "sae_full",
+            "spectrum_lower_full_sae",
+            f"HashWH ({top}) has a lower SAE on the whole spectrum than the standard network "
+            "(fewer erroneous frequencies).",
+        ),
     ):
         if column not in at_best:
             continue
         pivot = at_best.pivot_table(index=pairs, columns="variant", values=column)
         sign = -1 if column.startswith("sae") else 1
         diff = sign * (pivot[top] - pivot["standard"])
-        stats = _paired(pivot.index.to_frame(index=False), ["train_size"],
-                        pd.Series(diff.to_numpy()), pd.Series(np.zeros(len(diff))))
+        stats = _paired(
+            pivot.index.to_frame(index=False),
+            ["train_size"],
+            pd.Series(diff.to_numpy()),
+            pd.Series(np.zeros(len(diff))),
+        )
         verdict = _verdict_all_cells(stats)
-        effect = ", ".join(f"size {int(r.train_size)}: {r.mean:+.3f} ± {r.sem:.3f}"
-                           for r in stats.itertuples())
-        claims.append(Claim(cid, statement, "Section 3, Figures 1-3", verdict,
-                            f"paired improvement per train size: {effect}", "± one SE"))
+        effect = ", ".join(
+            f"size {int(r.train_size)}: {r.mean:+.3f} ± {r.sem:.3f}" for r in stats.itertuples()
+        )
+        claims.append(
+            Claim(
+                cid,
+                statement,
+                "Section 3, Figures 1-3",
+                verdict,
+                f"paired improvement per train size: {effect}",
+                "± one SE",
+            )
+        )
     return claims
 
 
@@ -175,15 +225,26 @@ def real_claims(tables) -> list[Claim]:
         if rival not in pivot or "hashwh" not in pivot:
             continue
         index = pivot.index.to_frame(index=False)
-        stats = _paired(index, ["dataset", "train_size"], pd.Series(pivot["hashwh"].to_numpy()),
-                        pd.Series(pivot[rival].to_numpy()))
+        stats = _paired(
+            index,
+            ["dataset", "train_size"],
+            pd.Series(pivot["hashwh"].to_numpy()),
+            pd.Series(pivot[rival].to_numpy()),
+        )
         effect, spread, details = _cells_summary(stats)
         name = "the standard network" if rival == "standard" else "EN-S"
-        out.append(Claim(f"real_hashwh_beats_{rival}",
-                         f"On the real datasets HashWH generalizes better than {name} "
-                         "(higher test R^2 in every dataset and train size).",
-                         "Section 5.2, Figure 5a", _verdict_all_cells(stats), effect, spread,
-                         details))
+        out.append(
+            Claim(
+                f"real_hashwh_beats_{rival}",
+                f"On the real datasets HashWH generalizes better than {name} "
+                "(higher test R^2 in every dataset and train size).",
+                "Section 5.2, Figure 5a",
+                _verdict_all_cells(stats),
+                effect,
+                spread,
+                details,
+            )
+        )
     return out
 
 
@@ -199,17 +260,21 @@ def ablation_claims(tables) -> list[Claim]:
         worse = int((gap < -1e-3).sum())
         verdict = HOLDS if worse == 0 and gap.mean() > 0 else FAILS if gap.mean() < 0 else UNSURE
         dataset = name.removeprefix("ablation_")
-        claims.append(Claim(
-            f"ablation_amplitude_beats_degree_{dataset}",
-            f"{dataset}: removing the smallest-amplitude coefficients first keeps a higher test "
-            "R^2 than removing the highest-degree ones first, at every number of coefficients "
-            "kept (a difference below 0.001 counts as a tie).",
-            "Section 5.2, Figure 5c", verdict,
-            f"mean R^2 gap (amplitude - degree) {gap.mean():+.4f}, largest {gap.max():+.4f} "
-            f"at {int(gap.idxmax())} coefficients kept",
-            "one forest (one seed) per dataset: no sampling uncertainty is estimated",
-            f"amplitude order worse at {worse} of {len(gap)} steps; forest test R^2 "
-            f"{table['forest_test_r2'].iloc[0]:.3f}"))
+        claims.append(
+            Claim(
+                f"ablation_amplitude_beats_degree_{dataset}",
+                f"{dataset}: removing the smallest-amplitude coefficients first keeps a higher test "
+                "R^2 than removing the highest-degree ones first, at every number of coefficients "
+                "kept (a difference below 0.001 counts as a tie).",
+                "Section 5.2, Figure 5c",
+                verdict,
+                f"mean R^2 gap (amplitude - degree) {gap.mean():+.4f}, largest {gap.max():+.4f} "
+                f"at {int(gap.idxmax())} coefficients kept",
+                "one forest (one seed) per dataset: no sampling uncertainty is estimated",
+                f"amplitude order worse at {worse} of {len(gap)} steps; forest test R^2 "
+                f"{table['forest_test_r2'].iloc[0]:.3f}",
+            )
+        )
     return claims
 
 
@@ -220,15 +285,23 @@ def entacmaea_claims(tables) -> list[Claim]:
     ratios = {d: table.loc[d, "top_fraction"] / table.loc[1, "top_fraction"] for d in (3, 4)}
     inside = [0.1 <= r <= 10 for r in ratios.values()]
     verdict = HOLDS if all(inside) else FAILS if not any(inside) else UNSURE
-    shares = ", ".join(f"degree {d}: {table.loc[d, 'top_fraction']:.1%}" for d in range(1, 6)
-                       if d in table.index)
-    return [Claim(
-        "entacmaea_high_degree_energy",
-        "Among Entacmaea's top coefficients the energy of degrees 3 and 4 is comparable to that "
-        "of degree 1 (within an order of magnitude).", "Section 5.2, Figure 5d", verdict,
-        ", ".join(f"energy(degree {d}) / energy(degree 1) = {r:.2f}" for d, r in ratios.items()),
-        "exact transform of the full landscape: no sampling uncertainty",
-        f"energy shares of the top coefficients: {shares}")]
+    shares = ", ".join(
+        f"degree {d}: {table.loc[d, 'top_fraction']:.1%}" for d in range(1, 6) if d in table.index
+    )
+    return [
+        Claim(
+            "entacmaea_high_degree_energy",
+            "Among Entacmaea's top coefficients the energy of degrees 3 and 4 is comparable to that "
+            "of degree 1 (within an order of magnitude).",
+            "Section 5.2, Figure 5d",
+            verdict,
+            ", ".join(
+                f"energy(degree {d}) / energy(degree 1) = {r:.2f}" for d, r in ratios.items()
+            ),
+            "exact transform of the full landscape: no sampling uncertainty",
+            f"energy shares of the top coefficients: {shares}",
+        )
+    ]
 
 
 CHECKS = {
@@ -248,22 +321,42 @@ def evaluate_claims(tables: dict[str, pd.DataFrame]) -> list[Claim]:
         if table in tables:
             claims += check(tables)
         else:
-            claims.append(Claim(check.__name__, f"(claims checked by {check.__name__})", "",
-                                SKIPPED, "", "", f"table {table} not built (experiment off)"))
+            claims.append(
+                Claim(
+                    check.__name__,
+                    f"(claims checked by {check.__name__})",
+                    "",
+                    SKIPPED,
+                    "",
+                    "",
+                    f"table {table} not built (experiment off)",
+                )
+            )
     return claims
 
 
 def write_claims(claims: list[Claim], md_path, json_path) -> None:
     counts = pd.Series([c.verdict for c in claims]).value_counts().to_dict()
-    lines = ["# The paper's claims, checked against this run's measurements", "",
-             "Verdicts: " + ", ".join(f"{v}: {n}" for v, n in counts.items()), "",
-             "Paired differences over (data seed, training seed) pairs; significant = more "
-             "than two standard errors from zero. Small configurations give wide uncertainty: "
-             "an *inconclusive* verdict there is expected, not a failure of the paper.", ""]
+    lines = [
+        "# The paper's claims, checked against this run's measurements",
+        "",
+        "Verdicts: " + ", ".join(f"{v}: {n}" for v, n in counts.items()),
+        "",
+        "Paired differences over (data seed, training seed) pairs; significant = more "
+        "than two standard errors from zero. Small configurations give wide uncertainty: "
+        "an *inconclusive* verdict there is expected, not a failure of the paper.",
+        "",
+    ]
     for c in claims:
-        lines += [f"## {c.id}: **{c.verdict}**", "", c.statement, "",
-                  f"- source: {c.source}", f"- effect: {c.effect}",
-                  f"- uncertainty: {c.uncertainty}"]
+        lines += [
+            f"## {c.id}: **{c.verdict}**",
+            "",
+            c.statement,
+            "",
+            f"- source: {c.source}",
+            f"- effect: {c.effect}",
+            f"- uncertainty: {c.uncertainty}",
+        ]
         lines += [f"- details: {c.details}"] if c.details else []
         lines.append("")
     with atomic_path(md_path) as tmp:

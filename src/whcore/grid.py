@@ -11,19 +11,19 @@ import itertools
 from dataclasses import dataclass, field
 
 __all__ = [
-    "NN_METHODS",
     "BASELINE_FAMILIES",
-    "TrainJob",
+    "NN_METHODS",
     "BaselineJob",
+    "ConfigError",
     "TargetJob",
-    "param_tag",
-    "method_grid",
-    "dataset_settings",
-    "target_jobs",
-    "training_jobs",
+    "TrainJob",
     "baseline_jobs",
     "check_config",
-    "ConfigError",
+    "dataset_settings",
+    "method_grid",
+    "param_tag",
+    "target_jobs",
+    "training_jobs",
 ]
 
 NN_METHODS = ("standard", "fullwh", "ens", "hashwh")
@@ -78,8 +78,10 @@ class TrainJob:
 
     @property
     def stem(self) -> str:
-        return (f"{self.experiment}/{self.dataset}/{self.method}/{param_tag(self.params)}/"
-                f"size{self.train_size}_dseed{self.data_seed}")
+        return (
+            f"{self.experiment}/{self.dataset}/{self.method}/{param_tag(self.params)}/"
+            f"size{self.train_size}_dseed{self.data_seed}"
+        )
 
     @property
     def records(self) -> str:
@@ -131,13 +133,31 @@ def target_jobs(config: dict) -> list[TargetJob]:
     spec = config["spectrum"]
     if spec["enabled"]:
         for draw in range(spec["draws"]):
-            jobs.append(TargetJob("spectrum", f"draw{draw}", "degree_ladder", spec["n"],
-                                  spec["max_degree"], None, draw))
+            jobs.append(
+                TargetJob(
+                    "spectrum",
+                    f"draw{draw}",
+                    "degree_ladder",
+                    spec["n"],
+                    spec["max_degree"],
+                    None,
+                    draw,
+                )
+            )
     syn = config["synthetic"]
     if syn["enabled"]:
         for n, draw in itertools.product(syn["ns"], range(syn["draws"])):
-            jobs.append(TargetJob("synthetic", f"n{n}_draw{draw}", "random_sparse", n,
-                                  syn["max_degree"], syn["k"], draw))
+            jobs.append(
+                TargetJob(
+                    "synthetic",
+                    f"n{n}_draw{draw}",
+                    "random_sparse",
+                    n,
+                    syn["max_degree"],
+                    syn["k"],
+                    draw,
+                )
+            )
     return jobs
 
 
@@ -156,16 +176,32 @@ def _spectrum_jobs(config: dict, targets: dict) -> list[TrainJob]:
     exp = config["spectrum"]
     jobs = []
     for (dataset, target), size, dseed, (method, params) in itertools.product(
-        targets.items(), exp["train_sizes"], range(exp["data_seeds"]),
+        targets.items(),
+        exp["train_sizes"],
+        range(exp["data_seeds"]),
         method_grid(exp["methods"]),
     ):
-        data = {"source": "synthetic", "path": target.path, "train_size": size,
-                "val_size": "rest", "test_size": 0, "data_seed": dseed, "standardize": False}
+        data = {
+            "source": "synthetic",
+            "path": target.path,
+            "train_size": size,
+            "val_size": "rest",
+            "test_size": 0,
+            "data_seed": dseed,
+            "standardize": False,
+        }
         labels = {"experiment": "spectrum", "dataset": dataset, "draw": target.seed}
-        spec = _spec(labels, method, params, data, exp["training"], exp["seeds"],
-                     config["device"], spectrum=True)
-        jobs.append(TrainJob("spectrum", dataset, method, params, size, dseed, spec,
-                             target.path))
+        spec = _spec(
+            labels,
+            method,
+            params,
+            data,
+            exp["training"],
+            exp["seeds"],
+            config["device"],
+            spectrum=True,
+        )
+        jobs.append(TrainJob("spectrum", dataset, method, params, size, dseed, spec, target.path))
     return jobs
 
 
@@ -173,19 +209,30 @@ def _synthetic_jobs(config: dict, targets: dict) -> list[TrainJob]:
     exp = config["synthetic"]
     jobs = []
     for (dataset, target), c, dseed, (method, params) in itertools.product(
-        targets.items(), exp["cs"], range(exp["data_seeds"]), method_grid(exp["methods"]),
+        targets.items(),
+        exp["cs"],
+        range(exp["data_seeds"]),
+        method_grid(exp["methods"]),
     ):
         size = c * exp["samples_per_c"] * target.n
-        data = {"source": "synthetic", "path": target.path, "train_size": size,
-                "val_size": int(exp["val_factor"] * size),
-                "test_size": int(exp["test_factor"] * size),
-                "data_seed": dseed, "standardize": exp["standardize"]}
-        labels = {"experiment": "synthetic", "dataset": dataset, "n": target.n, "c": c,
-                  "draw": target.seed}
-        spec = _spec(labels, method, params, data, exp["training"], exp["seeds"],
-                     config["device"])
-        jobs.append(TrainJob("synthetic", dataset, method, params, size, dseed, spec,
-                             target.path))
+        data = {
+            "source": "synthetic",
+            "path": target.path,
+            "train_size": size,
+            "val_size": int(exp["val_factor"] * size),
+            "test_size": int(exp["test_factor"] * size),
+            "data_seed": dseed,
+            "standardize": exp["standardize"],
+        }
+        labels = {
+            "experiment": "synthetic",
+            "dataset": dataset,
+            "n": target.n,
+            "c": c,
+            "draw": target.seed,
+        }
+        spec = _spec(labels, method, params, data, exp["training"], exp["seeds"], config["device"])
+        jobs.append(TrainJob("synthetic", dataset, method, params, size, dseed, spec, target.path))
     return jobs
 
 
@@ -201,13 +248,27 @@ def _real_jobs(config: dict) -> list[TrainJob]:
         for size, dseed, (method, params) in itertools.product(
             ds["train_sizes"], range(real["data_seeds"]), method_grid(ds["methods"])
         ):
-            data = {"source": "table", "path": real_data_path(name), "train_size": size,
-                    "val_size": ds["val_size"], "test_size": ds["test_size"],
-                    "data_seed": dseed, "standardize": real["standardize"]}
-            spec = _spec({"experiment": "real", "dataset": name}, method, params, data,
-                         ds["training"], real["seeds"], config["device"])
-            jobs.append(TrainJob("real", name, method, params, size, dseed, spec,
-                                 real_data_path(name)))
+            data = {
+                "source": "table",
+                "path": real_data_path(name),
+                "train_size": size,
+                "val_size": ds["val_size"],
+                "test_size": ds["test_size"],
+                "data_seed": dseed,
+                "standardize": real["standardize"],
+            }
+            spec = _spec(
+                {"experiment": "real", "dataset": name},
+                method,
+                params,
+                data,
+                ds["training"],
+                real["seeds"],
+                config["device"],
+            )
+            jobs.append(
+                TrainJob("real", name, method, params, size, dseed, spec, real_data_path(name))
+            )
     return jobs
 
 
@@ -237,8 +298,18 @@ def baseline_jobs(config: dict) -> list[BaselineJob]:
         for (family, grid), size, dseed in itertools.product(
             ds["baselines"].items(), ds["train_sizes"], range(real["data_seeds"])
         ):
-            jobs.append(BaselineJob(name, family, grid, size, dseed, ds["val_size"],
-                                    ds["test_size"], real["standardize"]))
+            jobs.append(
+                BaselineJob(
+                    name,
+                    family,
+                    grid,
+                    size,
+                    dseed,
+                    ds["val_size"],
+                    ds["test_size"],
+                    real["standardize"],
+                )
+            )
     return jobs
 
 
@@ -253,11 +324,13 @@ def _check_methods(methods: dict, n: int, where: str) -> None:
                 if value > n:
                     raise ConfigError(
                         f"config key {where}.methods.{method}.{key}: {key} = {value} exceeds "
-                        f"the input dimension n = {n}; use values <= {n}")
+                        f"the input dimension n = {n}; use values <= {n}"
+                    )
         if method == "fullwh" and n > 20:
             raise ConfigError(
                 f"config key {where}.methods.fullwh: FullWH needs all 2^n inputs and n = {n} "
-                "is too large (at most 20); remove fullwh there")
+                "is too large (at most 20); remove fullwh there"
+            )
 
 
 def check_config(config: dict) -> None:
@@ -270,26 +343,34 @@ def check_config(config: dict) -> None:
         if spec["max_degree"] > spec["n"]:
             raise ConfigError(f"config key spectrum.max_degree: {spec['max_degree']} > n")
         if spec["figure_train_size"] not in spec["train_sizes"]:
-            raise ConfigError("config key spectrum.figure_train_size: "
-                              f"{spec['figure_train_size']} is not one of spectrum.train_sizes")
+            raise ConfigError(
+                "config key spectrum.figure_train_size: "
+                f"{spec['figure_train_size']} is not one of spectrum.train_sizes"
+            )
         if spec["figure_draw"] >= spec["draws"]:
             raise ConfigError("config key spectrum.figure_draw: must be < spectrum.draws")
         if max(spec["train_sizes"]) >= 2 ** spec["n"]:
-            raise ConfigError("config key spectrum.train_sizes: leave points for validation "
-                              f"(sizes must be < 2^n = {2 ** spec['n']})")
+            raise ConfigError(
+                "config key spectrum.train_sizes: leave points for validation "
+                f"(sizes must be < 2^n = {2 ** spec['n']})"
+            )
     syn = config["synthetic"]
     if syn["enabled"]:
         for n in syn["ns"]:
             _check_methods(syn["methods"], n, "synthetic")
         runtime = syn["runtime_figure"]
         if runtime["n"] not in syn["ns"] or runtime["c"] not in syn["cs"]:
-            raise ConfigError("config key synthetic.runtime_figure: n and c must be among "
-                              "synthetic.ns and synthetic.cs")
+            raise ConfigError(
+                "config key synthetic.runtime_figure: n and c must be among "
+                "synthetic.ns and synthetic.cs"
+            )
     real = config["real"]
     if real["enabled"]:
         for name in real["datasets"]:
             ds = dataset_settings(config, name)
             _check_methods(ds["methods"], REGISTRY[name].n, f"real.datasets.{name}")
         if real["runtime_dataset"] not in real["datasets"]:
-            raise ConfigError("config key real.runtime_dataset: "
-                              f"{real['runtime_dataset']!r} is not one of real.datasets")
+            raise ConfigError(
+                "config key real.runtime_dataset: "
+                f"{real['runtime_dataset']!r} is not one of real.datasets"
+            )

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["atomic_path", "write_parquet", "read_parquet_metadata"]
+__all__ = ["atomic_path", "read_parquet_metadata", "write_parquet"]
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["splitmix64", "derive_seed", "stable_permutation", "random_bits"]
+__all__ = ["derive_seed", "random_bits", "splitmix64", "stable_permutation"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MASK63 = (1 << 63) - 1

@@ -6,13 +6,13 @@ Energy on S: ||G_S||^2.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
 from .wht import all_inputs, degrees, fwht
 
-__all__ = ["MAX_EXACT_N", "exact_spectrum", "dense_target_spectrum", "sae", "spectral_metrics"]
+__all__ = ["MAX_EXACT_N", "dense_target_spectrum", "exact_spectrum", "sae", "spectral_metrics"]
 
 MAX_EXACT_N = 20
 
@@ -20,9 +20,7 @@ MAX_EXACT_N = 20
 def exact_spectrum(f: Callable, n: int, dtype=torch.float64, device=None) -> torch.Tensor:
     """G = 2^-n H_n f(all 2^n inputs), shape (2^n,) or (S, 2^n) for a stacked model."""
     if n > MAX_EXACT_N:
-        raise ValueError(
-            f"the exact spectrum needs 2^n evaluations; n = {n} exceeds {MAX_EXACT_N}"
-        )
+        raise ValueError(f"the exact spectrum needs 2^n evaluations; n = {n} exceeds {MAX_EXACT_N}")
     params = list(f.parameters()) if hasattr(f, "parameters") else []
     in_dtype = params[0].dtype if params else dtype
     device = params[0].device if params and device is None else device

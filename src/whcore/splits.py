@@ -18,9 +18,7 @@ class Split:
     test: np.ndarray
 
 
-def split_indices(
-    size: int, train: int, val: int | str, test: int | str, seed: int
-) -> Split:
+def split_indices(size: int, train: int, val: int | str, test: int | str, seed: int) -> Split:
     """Permute range(size) with ``seed`` and cut it into train, validation and test.
 
     ``val`` and ``test`` are counts, or ``"rest"``: everything left after the train (and any
@@ -29,7 +27,9 @@ def split_indices(
     """
     for name, value in (("train", train), ("val", val), ("test", test)):
         if value != "rest" and (not isinstance(value, (int, np.integer)) or value < 0):
-            raise ValueError(f"split size {name} must be a non-negative int or 'rest', got {value!r}")
+            raise ValueError(
+                f"split size {name} must be a non-negative int or 'rest', got {value!r}"
+            )
     if train == "rest":
         raise ValueError("the train size must be a number, not 'rest'")
     fixed = train + sum(v for v in (val, test) if v != "rest")

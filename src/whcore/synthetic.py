@@ -63,7 +63,7 @@ class SparseTarget:
         Path(path).write_text(json.dumps(payload, indent=1))
 
     @classmethod
-    def from_json(cls, path: str | Path) -> "SparseTarget":
+    def from_json(cls, path: str | Path) -> SparseTarget:
         try:
             payload = json.loads(Path(path).read_text())
             return cls(

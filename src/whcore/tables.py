@@ -25,7 +25,7 @@ from .spectrum import dense_target_spectrum
 from .synthetic import SparseTarget
 from .wht import degree
 
-__all__ = ["spectrum_tables", "synthetic_tables", "real_tables"]
+__all__ = ["real_tables", "spectrum_tables", "synthetic_tables"]
 
 
 def _with_variants(records: pd.DataFrame, split_b: bool) -> pd.DataFrame:
@@ -64,8 +64,10 @@ def spectrum_tables(runs, spectra, targets, figure_train_size: int) -> dict:
     records = _with_variants(read_runs(runs), split_b=True)
     keys = ["dataset", "draw", "variant", "train_size", "data_seed"]
     selected = select_models(run_summaries(records, keys), keys + ["seed"])
-    metric_cols = [c for c in records.columns
-                   if c.startswith(("sae_", "energy_deg", "coef_"))] + ["val_mse", "train_mse"]
+    metric_cols = [c for c in records.columns if c.startswith(("sae_", "energy_deg", "coef_"))] + [
+        "val_mse",
+        "train_mse",
+    ]
     epochs = _selected_records(records, selected, keys)[keys + ["seed", "epoch"] + metric_cols]
     epochs = _amplitudes_by_degree(epochs)
     return {
@@ -81,16 +83,26 @@ def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
     index = {}
     for path in spectra:
         spec = read_parquet_metadata(path)["spec"]
-        key = (spec["labels"]["dataset"], spec["method"], param_tag(spec["params"]),
-               spec["data"]["train_size"], spec["data"]["data_seed"])
+        key = (
+            spec["labels"]["dataset"],
+            spec["method"],
+            param_tag(spec["params"]),
+            spec["data"]["train_size"],
+            spec["data"]["data_seed"],
+        )
         index[key] = path
     rows = []
     pick = selected[(selected["train_size"] == train_size) & ~selected["diverged"]]
     for (dataset, variant), group in pick.groupby(["dataset", "variant"]):
         first = group.sort_values(["data_seed", "seed"]).iloc[0]
         params = {c: first[c] for c in HYPERPARAMETERS if c in first and pd.notna(first[c])}
-        key = (dataset, first["variant"].split("_")[0], param_tag(params), train_size,
-               int(first["data_seed"]))
+        key = (
+            dataset,
+            first["variant"].split("_")[0],
+            param_tag(params),
+            train_size,
+            int(first["data_seed"]),
+        )
         if key not in index:
             raise ValueError(f"no spectra file for {key}; was the job run with spectra?")
         wide = pd.read_parquet(index[key])
@@ -117,9 +129,15 @@ def synthetic_tables(runs) -> dict:
     chosen["stopped_test_r2"] = chosen["test_r2"].where(best_so_far)
     chosen["stopped_test_r2"] = chosen.groupby(run_keys)["stopped_test_r2"].ffill()
     filled = forward_fill_epochs(chosen, run_keys, ["cum_time", "stopped_test_r2"])
-    curves = filled.groupby(["dataset", "n", "c", "draw", "variant", "epoch"]).agg(
-        cum_time=("cum_time", "mean"), test_r2=("stopped_test_r2", "mean"),
-        test_r2_sem=("stopped_test_r2", "sem")).reset_index()
+    curves = (
+        filled.groupby(["dataset", "n", "c", "draw", "variant", "epoch"])
+        .agg(
+            cum_time=("cum_time", "mean"),
+            test_r2=("stopped_test_r2", "mean"),
+            test_r2_sem=("stopped_test_r2", "sem"),
+        )
+        .reset_index()
+    )
     return {
         "synthetic_selected": selected,
         "synthetic_summary": summarize(selected, ["n", "c", "draw", "variant"]),
@@ -136,8 +154,12 @@ def real_tables(runs, baseline_runs) -> dict:
         frames.append(select_models(run_summaries(records, keys), keys + ["seed"]))
     if baseline_runs:
         base = read_runs(baseline_runs)
-        base = base.assign(variant=base["method"], seed=-1, diverged=base["status"] != "ok",
-                           train_time=base["fit_time"])
+        base = base.assign(
+            variant=base["method"],
+            seed=-1,
+            diverged=base["status"] != "ok",
+            train_time=base["fit_time"],
+        )
         frames.append(select_models(base, keys + ["seed"]))
     selected = pd.concat(frames, ignore_index=True)
     return {

@@ -6,14 +6,12 @@ against the number of coefficients kept, one line per deletion order.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 from matplotlib.ticker import EngFormatter
 
-from .style import COLUMN_WIDTH, PAGE_WIDTH, plt, save_figure
+from .style import COLUMN_WIDTH, PAGE_WIDTH, plt
 
-__all__ = ["plot_ablation", "ablation_figure", "make_figure"]
+__all__ = ["ablation_figure", "plot_ablation"]
 
 _ORDERS = {
     "amplitude": ("smallest amplitude removed first", "#7570b3", "o"),
@@ -32,15 +30,28 @@ def plot_ablation(table: pd.DataFrame):
         rows = table[table["dataset"] == dataset]
         for order, (label, color, marker) in _ORDERS.items():
             line = rows[rows["order"] == order].sort_values("kept")
-            ax.plot(line["kept"], line["test_r2"], color=color, marker=marker, markersize=3,
-                    linewidth=1.2, label=label)
-        ax.axhline(rows["forest_test_r2"].iloc[0], color="#4d4d4d", linestyle=":",
-                   linewidth=0.8, label="forest (all coefficients)")
+            ax.plot(
+                line["kept"],
+                line["test_r2"],
+                color=color,
+                marker=marker,
+                markersize=3,
+                linewidth=1.2,
+                label=label,
+            )
+        ax.axhline(
+            rows["forest_test_r2"].iloc[0],
+            color="#4d4d4d",
+            linestyle=":",
+            linewidth=0.8,
+            label="forest (all coefficients)",
+        )
         ax.invert_xaxis()  # pruning proceeds to the right
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
         ax.set_xlabel("Fourier coefficients kept")
-        ax.set_title(f"{_TITLES.get(dataset, dataset)}: "
-                     f"K = {int(rows['n_coefficients'].iloc[0]):,}")
+        ax.set_title(
+            f"{_TITLES.get(dataset, dataset)}: K = {int(rows['n_coefficients'].iloc[0]):,}"
+        )
     axes[0][0].set_ylabel("test $R^2$")
     axes[0][0].legend(frameon=False, loc="lower left")
     fig.tight_layout()
@@ -50,8 +61,10 @@ def plot_ablation(table: pd.DataFrame):
 def _check(table: pd.DataFrame, name: str) -> pd.DataFrame:
     missing = _COLUMNS - set(table.columns)
     if missing:
-        raise ValueError(f"{name}: not an ablation table (missing columns {sorted(missing)}). "
-                         "Fix: make it with `whcore ablation`")
+        raise ValueError(
+            f"{name}: not an ablation table (missing columns {sorted(missing)}). "
+            "Fix: make it with `whcore ablation`"
+        )
     return table
 
 
@@ -61,4 +74,3 @@ def ablation_figure(tables: dict, settings: dict | None = None):
     if not frames:
         raise ValueError("figure fig5c_ablation needs at least one ablation table")
     return plot_ablation(pd.concat(frames, ignore_index=True))
-

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from .spectrum import _variant_order
-from .style import PAGE_WIDTH, legend_below, method_color, method_label, plain_log_ticks, subplots
+from .style import (
+    PAGE_WIDTH,
+    legend_below,
+    method_color,
+    method_label,
+    plain_log_ticks,
+    subplots,
+    variant_order,
+)
 
 __all__ = ["real_r2", "real_runtime"]
 
@@ -12,16 +19,21 @@ BASELINES = ("lasso", "rf", "xgboost")
 
 
 def _order(variants):
-    nets = _variant_order(v for v in variants if v not in BASELINES)
+    nets = variant_order(v for v in variants if v not in BASELINES)
     return nets + [b for b in BASELINES if b in set(variants)]
 
 
 def _panel(ax, summary, value, err=None, log=False):
     for variant in _order(summary["variant"]):
         line = summary[summary["variant"] == variant].sort_values("train_size")
-        style = dict(color=method_color(variant), label=method_label(variant), lw=1,
-                     marker="o" if variant not in BASELINES else "s", ms=2.5,
-                     ls="-" if variant not in BASELINES else "--")
+        style = dict(
+            color=method_color(variant),
+            label=method_label(variant),
+            lw=1,
+            marker="o" if variant not in BASELINES else "s",
+            ms=2.5,
+            ls="-" if variant not in BASELINES else "--",
+        )
         if err:
             ax.errorbar(line["train_size"], line[value], yerr=line[err], capsize=2, **style)
         else:
@@ -36,8 +48,7 @@ def real_r2(tables: dict, settings: dict, with_times: bool = False):
     summary = tables["real_summary"]
     datasets = [d for d in DATASET_TITLES if d in set(summary["dataset"])]
     rows = 2 if with_times else 1
-    fig, axes = subplots(rows, len(datasets),
-                             figsize=(PAGE_WIDTH, 2.0 * rows + 0.6))
+    fig, axes = subplots(rows, len(datasets), figsize=(PAGE_WIDTH, 2.0 * rows + 0.6))
     for c, name in enumerate(datasets):
         part = summary[summary["dataset"] == name]
         _panel(axes[0, c], part, "mean", err="std")

@@ -9,7 +9,7 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Figure", "FIGURES", "draw_figure"]
+__all__ = ["FIGURES", "Figure", "draw_figure"]
 
 
 @dataclass(frozen=True)
@@ -32,56 +32,112 @@ def _fig(tables, module, function, caption, **kwargs) -> Figure:
 
 FIGURES: dict[str, Figure] = {
     "fig1a_support_evolution": _fig(
-        ["spectrum_epochs"], "spectrum", "support_evolution",
-        "Learned amplitude of each target frequency (degree 1 to 5) during training."),
+        ["spectrum_epochs"],
+        "spectrum",
+        "support_evolution",
+        "Learned amplitude of each target frequency (degree 1 to 5) during training.",
+    ),
     "fig1b_spectrum_evolution": _fig(
-        ["spectrum_heatmap"], "spectrum", "spectrum_evolution",
-        "The whole spectrum (ordered by degree) during training, target spectrum beneath."),
+        ["spectrum_heatmap"],
+        "spectrum",
+        "spectrum_evolution",
+        "The whole spectrum (ordered by degree) during training, target spectrum beneath.",
+    ),
     "fig2_sae_evolution": _fig(
-        ["spectrum_epochs"], "spectrum", "sae_evolution",
-        "Spectral approximation error on the target support and on the whole spectrum."),
+        ["spectrum_epochs"],
+        "spectrum",
+        "sae_evolution",
+        "Spectral approximation error on the target support and on the whole spectrum.",
+    ),
     "fig3_degree_sae_energy": _fig(
-        ["spectrum_epochs"], "spectrum", "degree_sae_energy",
-        "SAE and energy of the network's spectrum per degree during training."),
+        ["spectrum_epochs"],
+        "spectrum",
+        "degree_sae_energy",
+        "SAE and energy of the network's spectrum per degree during training.",
+    ),
     "fig4a_synthetic_r2": _fig(
-        ["synthetic_summary"], "synthetic", "synthetic_r2",
-        "Test R^2 on high-dimensional sparse synthetic functions vs train size c * 25n."),
+        ["synthetic_summary"],
+        "synthetic",
+        "synthetic_r2",
+        "Test R^2 on high-dimensional sparse synthetic functions vs train size c * 25n.",
+    ),
     "fig4b_synthetic_runtime": _fig(
-        ["synthetic_curves", "synthetic_selected"], "synthetic", "synthetic_runtime",
-        "Early-stopped test R^2 by epoch and by time, and final R^2 vs training time."),
+        ["synthetic_curves", "synthetic_selected"],
+        "synthetic",
+        "synthetic_runtime",
+        "Early-stopped test R^2 by epoch and by time, and final R^2 vs training time.",
+    ),
     "fig5a_real_r2": _fig(
-        ["real_summary"], "real", "real_r2",
-        "Test R^2 vs train size on the four real datasets (mean, one standard deviation)."),
+        ["real_summary"],
+        "real",
+        "real_r2",
+        "Test R^2 vs train size on the four real datasets (mean, one standard deviation).",
+    ),
     "fig5b_gb1_runtime": _fig(
-        ["real_summary"], "real", "real_runtime", "Training time per method on GB1."),
+        ["real_summary"], "real", "real_runtime", "Training time per method on GB1."
+    ),
     "fig5c_ablation": _fig(
-        ["ablation"], "ablation", "ablation_figure",
+        ["ablation"],
+        "ablation",
+        "ablation_figure",
         "Test R^2 of a random forest's exact spectrum as coefficients are removed, by "
-        "degree and by amplitude."),
+        "degree and by amplitude.",
+    ),
     "fig5d_entacmaea_energy": _fig(
-        ["entacmaea_energy"], "entacmaea", "energy_figure",
-        "Energy per degree among the top Entacmaea Fourier coefficients."),
+        ["entacmaea_energy"],
+        "entacmaea",
+        "energy_figure",
+        "Energy per degree among the top Entacmaea Fourier coefficients.",
+    ),
     "figA1_support_evolution_sizes": _fig(
-        ["spectrum_epochs"], "spectrum", "support_evolution",
-        "Figure 1a for the other train sizes.", appendix=True),
+        ["spectrum_epochs"],
+        "spectrum",
+        "support_evolution",
+        "Figure 1a for the other train sizes.",
+        appendix=True,
+    ),
     "figA2_spectrum_evolution_draws": _fig(
-        ["spectrum_heatmap"], "spectrum", "spectrum_evolution",
-        "Figure 1b for the other target draws.", appendix=True),
+        ["spectrum_heatmap"],
+        "spectrum",
+        "spectrum_evolution",
+        "Figure 1b for the other target draws.",
+        appendix=True,
+    ),
     "figA3_sae_evolution_sizes": _fig(
-        ["spectrum_epochs"], "spectrum", "sae_evolution",
-        "Figure 2 for the other train sizes.", appendix=True),
+        ["spectrum_epochs"],
+        "spectrum",
+        "sae_evolution",
+        "Figure 2 for the other train sizes.",
+        appendix=True,
+    ),
     "figA4_degree_sae_energy_sizes": _fig(
-        ["spectrum_epochs"], "spectrum", "degree_sae_energy",
-        "Figure 3 for the other train sizes.", appendix=True),
+        ["spectrum_epochs"],
+        "spectrum",
+        "degree_sae_energy",
+        "Figure 3 for the other train sizes.",
+        appendix=True,
+    ),
     "figA5_synthetic_r2_draws": _fig(
-        ["synthetic_summary"], "synthetic", "synthetic_r2",
-        "Figure 4a for every target draw.", appendix=True),
+        ["synthetic_summary"],
+        "synthetic",
+        "synthetic_r2",
+        "Figure 4a for every target draw.",
+        appendix=True,
+    ),
     "figA6_synthetic_runtime_all": _fig(
-        ["synthetic_curves", "synthetic_selected"], "synthetic", "synthetic_runtime",
-        "Figure 4b for every n and c of the first draw.", appendix=True),
+        ["synthetic_curves", "synthetic_selected"],
+        "synthetic",
+        "synthetic_runtime",
+        "Figure 4b for every n and c of the first draw.",
+        appendix=True,
+    ),
     "figA7_real_r2_times": _fig(
-        ["real_summary"], "real", "real_r2",
-        "Figure 5a with training times on a log axis.", with_times=True),
+        ["real_summary"],
+        "real",
+        "real_r2",
+        "Figure 5a with training times on a log axis.",
+        with_times=True,
+    ),
 }
 
 

@@ -11,36 +11,21 @@ import pandas as pd
 from matplotlib.colors import LogNorm
 
 from ..aggregate import forward_fill_epochs
-from ..wht import degrees
 from .style import (
     PAGE_WIDTH,
+    degrees,
     legend_below,
-    method_color,
-    method_label,
     plain_log_ticks,
     plt,
     subplots,
+    variant_color,
+    variant_label,
+    variant_order,
 )
 
-__all__ = ["support_evolution", "spectrum_evolution", "sae_evolution", "degree_sae_energy"]
+__all__ = ["degree_sae_energy", "sae_evolution", "spectrum_evolution", "support_evolution"]
 
 RUN_KEYS = ["dataset", "variant", "train_size", "data_seed", "seed"]
-
-
-def _variant_order(variants) -> list[str]:
-    rank = {"standard": 0, "fullwh": 1, "ens": 2}
-    return sorted(set(variants), key=lambda v: (rank.get(v, 3), int(v.split("_b")[1])
-                                               if "_b" in v else 0))
-
-
-def _label(variant: str) -> str:
-    method, _, b = variant.partition("_b")
-    return method_label(method, int(b) if b else None)
-
-
-def _color(variant: str):
-    method, _, b = variant.partition("_b")
-    return method_color(method, int(b) if b else None)
 
 
 def _mean_curves(epochs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -60,17 +45,25 @@ def support_evolution(tables: dict, settings: dict, appendix: bool = False):
     amp_cols = sorted(c for c in epochs.columns if c.startswith("amp_deg"))
     sizes = _sizes(epochs, settings, appendix)
     curves = _mean_curves(epochs[epochs["train_size"].isin(sizes)], amp_cols)
-    variants = _variant_order(curves["variant"])
-    fig, axes = subplots(len(sizes), len(variants), sharey=True,
-                             figsize=(PAGE_WIDTH, 1.3 * len(sizes) + 0.6))
+    variants = variant_order(curves["variant"])
+    fig, axes = subplots(
+        len(sizes), len(variants), sharey=True, figsize=(PAGE_WIDTH, 1.3 * len(sizes) + 0.6)
+    )
     for row, size in enumerate(sizes):
         for col, variant in enumerate(variants):
             ax = axes[row, col]
             part = curves[(curves["variant"] == variant) & (curves["train_size"] == size)]
-            image = ax.imshow(part[amp_cols].to_numpy().T, aspect="auto", origin="lower",
-                              cmap="viridis", vmin=0, vmax=1, interpolation="nearest",
-                              extent=(-0.5, part["epoch"].max() + 0.5, 0.5, len(amp_cols) + 0.5))
-            ax.set_title(_label(variant) if row == 0 else "")
+            image = ax.imshow(
+                part[amp_cols].to_numpy().T,
+                aspect="auto",
+                origin="lower",
+                cmap="viridis",
+                vmin=0,
+                vmax=1,
+                interpolation="nearest",
+                extent=(-0.5, part["epoch"].max() + 0.5, 0.5, len(amp_cols) + 0.5),
+            )
+            ax.set_title(variant_label(variant) if row == 0 else "")
             ax.set_xlabel("epoch" if row == len(sizes) - 1 else "")
             ax.set_yticks(range(1, len(amp_cols) + 1))
             ax.grid(False)
@@ -86,14 +79,14 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
     heat = tables["spectrum_heatmap"]
     f_cols = [c for c in heat.columns if c.startswith("f") and c[1:].isdigit()]
     n = int(np.log2(len(f_cols)))
-    order = np.argsort(degrees(n).numpy(), kind="stable")
+    order = np.argsort(degrees(n), kind="stable")
     draws = sorted(heat["dataset"].unique())
     main = f"draw{settings.get('figure_draw', 0)}"
     draws = [d for d in draws if d != main] if appendix else [main]
-    variants = _variant_order(heat.loc[heat["variant"] != "target", "variant"])
+    variants = variant_order(heat.loc[heat["variant"] != "target", "variant"])
     fig, axes = subplots(len(draws), len(variants), figsize=(PAGE_WIDTH, 1.8 * len(draws) + 0.8))
     norm = LogNorm(1e-3, 1, clip=True)
-    edges = np.cumsum(np.bincount(degrees(n).numpy()))[:-1]
+    edges = np.cumsum(np.bincount(degrees(n)))[:-1]
     for row, draw in enumerate(draws):
         target = heat[(heat["dataset"] == draw) & (heat["variant"] == "target")]
         target = np.abs(target[f_cols].to_numpy()[:, order])
@@ -104,39 +97,63 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
             strip = max(2, len(values) // 8)
             gap = np.full((max(1, strip // 2), values.shape[1]), np.nan)
             image = np.vstack([values, gap, np.repeat(target, strip, 0)])
-            ax.imshow(np.maximum(image, 1e-3), aspect="auto", cmap="magma", norm=norm,
-                      interpolation="nearest")
+            ax.imshow(
+                np.maximum(image, 1e-3),
+                aspect="auto",
+                cmap="magma",
+                norm=norm,
+                interpolation="nearest",
+            )
             for edge in edges:
                 ax.axvline(edge - 0.5, color="white", lw=0.3)
             # Single target columns vanish when 2^n columns are downsampled: mark them.
             marks = np.flatnonzero(target[0] > 0)
-            ax.plot(marks, np.full(len(marks), len(image) - strip / 2), "v", color="cyan",
-                    ms=3, ls="none")
-            ax.set_title(_label(variant) if row == 0 else "")
+            ax.plot(
+                marks,
+                np.full(len(marks), len(image) - strip / 2),
+                "v",
+                color="cyan",
+                ms=3,
+                ls="none",
+            )
+            ax.set_title(variant_label(variant) if row == 0 else "")
             ax.set_xticks([])
             ax.set_yticks([0, len(values) - 1])
             ax.grid(False)
         axes[row, 0].set_ylabel(f"epoch ({draw})")
-    fig.supxlabel("frequencies ordered by degree (white lines separate degrees); "
-                  "target spectrum in the strip below", fontsize=8)
-    fig.colorbar(plt.cm.ScalarMappable(cmap="magma", norm=norm), ax=axes, shrink=0.8,
-                 label="|coefficient|")
-    fig.suptitle("Evolution of the whole Fourier spectrum during training "
-                 f"(train size {settings.get('figure_train_size', 200)})", fontsize=9)
+    fig.supxlabel(
+        "frequencies ordered by degree (white lines separate degrees); "
+        "target spectrum in the strip below",
+        fontsize=8,
+    )
+    fig.colorbar(
+        plt.cm.ScalarMappable(cmap="magma", norm=norm), ax=axes, shrink=0.8, label="|coefficient|"
+    )
+    fig.suptitle(
+        "Evolution of the whole Fourier spectrum during training "
+        f"(train size {settings.get('figure_train_size', 200)})",
+        fontsize=9,
+    )
     return fig
 
 
 def _line_panels(curves, sizes, panels, ylabel_of, title_of, log=True):
-    variants = _variant_order(curves["variant"])
-    fig, axes = subplots(len(sizes), len(panels), sharex=True,
-                             figsize=(PAGE_WIDTH, 1.9 * len(sizes) + 0.4))
+    variants = variant_order(curves["variant"])
+    fig, axes = subplots(
+        len(sizes), len(panels), sharex=True, figsize=(PAGE_WIDTH, 1.9 * len(sizes) + 0.4)
+    )
     for row, size in enumerate(sizes):
         for col, column in enumerate(panels):
             ax = axes[row, col]
             for variant in variants:
                 part = curves[(curves["variant"] == variant) & (curves["train_size"] == size)]
-                ax.plot(part["epoch"], part[column], color=_color(variant), lw=1,
-                        label=_label(variant))
+                ax.plot(
+                    part["epoch"],
+                    part[column],
+                    color=variant_color(variant),
+                    lw=1,
+                    label=variant_label(variant),
+                )
             if log:
                 plain_log_ticks(ax)
             ax.set_title(title_of(column, size) if row == 0 else "")
@@ -153,8 +170,9 @@ def sae_evolution(tables: dict, settings: dict, appendix: bool = False):
     cols = ["sae_support", "sae_full"]
     curves = _mean_curves(epochs[epochs["train_size"].isin(sizes)], cols)
     titles = {"sae_support": "SAE on the target support", "sae_full": "SAE on the whole spectrum"}
-    fig = _line_panels(curves, sizes, cols, lambda c, s: f"SAE (train size {s})",
-                       lambda c, s: titles[c])
+    fig = _line_panels(
+        curves, sizes, cols, lambda c, s: f"SAE (train size {s})", lambda c, s: titles[c]
+    )
     return fig
 
 
@@ -166,22 +184,28 @@ def degree_sae_energy(tables: dict, settings: dict, appendix: bool = False):
     cols = [f"sae_deg{d}" for d in degs] + [f"energy_deg{d}" for d in degs]
     curves = _mean_curves(epochs[epochs["train_size"].isin(sizes)], cols)
     rows = [(s, kind) for s in sizes for kind in ("sae", "energy")]
-    variants = _variant_order(curves["variant"])
-    fig, axes = subplots(len(rows), len(degs), sharex=True,
-                             figsize=(PAGE_WIDTH, 1.5 * len(rows) + 0.5))
+    variants = variant_order(curves["variant"])
+    fig, axes = subplots(
+        len(rows), len(degs), sharex=True, figsize=(PAGE_WIDTH, 1.5 * len(rows) + 0.5)
+    )
     for r, (size, kind) in enumerate(rows):
         for c, d in enumerate(degs):
             ax = axes[r, c]
             for variant in variants:
                 part = curves[(curves["variant"] == variant) & (curves["train_size"] == size)]
-                ax.plot(part["epoch"], part[f"{kind}_deg{d}"], color=_color(variant), lw=1,
-                        label=_label(variant))
+                ax.plot(
+                    part["epoch"],
+                    part[f"{kind}_deg{d}"],
+                    color=variant_color(variant),
+                    lw=1,
+                    label=variant_label(variant),
+                )
             plain_log_ticks(ax)
             ax.set_title(f"degree {d}" if r == 0 else "")
-            ax.set_ylabel(f"{'SAE' if kind == 'sae' else 'energy'}\n(size {size})" if c == 0
-                          else "")
+            ax.set_ylabel(
+                f"{'SAE' if kind == 'sae' else 'energy'}\n(size {size})" if c == 0 else ""
+            )
             ax.set_xlabel("epoch" if r == len(rows) - 1 else "")
     legend_below(fig, axes[0, 0])
-    fig.suptitle("Spectral approximation error and energy per degree during training",
-                 fontsize=9)
+    fig.suptitle("Spectral approximation error and energy per degree during training", fontsize=9)
     return fig

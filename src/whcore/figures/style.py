@@ -5,26 +5,31 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")  # files only; never needs a display
 
-import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
+import matplotlib.pyplot as plt
+import seaborn as sns
 
-from ..io import atomic_path  # noqa: E402
+from ..io import atomic_path
 
 __all__ = [
-    "apply_style",
-    "subplots",
-    "plain_log_ticks",
-    "legend_below",
-    "save_figure",
-    "METHOD_LABELS",
-    "method_label",
-    "method_color",
-    "plt",
     "COLUMN_WIDTH",
+    "METHOD_LABELS",
     "PAGE_WIDTH",
+    "apply_style",
+    "degrees",
+    "legend_below",
+    "method_color",
+    "method_label",
+    "plain_log_ticks",
+    "plt",
+    "save_figure",
+    "subplots",
+    "variant_color",
+    "variant_label",
+    "variant_order",
 ]
 
 # Paper sizes: a single column is about 3.3 in wide, a full page about 6.8 in.
@@ -93,8 +98,7 @@ def legend_below(fig, ax, max_columns: int = 6) -> None:
     """One legend for the whole figure, outside the axes, below them."""
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside lower center",
-                   ncol=min(len(labels), max_columns))
+        fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), max_columns))
 
 
 def plain_log_ticks(ax, axis: str = "y") -> None:
@@ -103,6 +107,31 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
 
     getattr(ax, f"set_{axis}scale")("log")
     getattr(ax, f"{axis}axis").set_minor_formatter(NullFormatter())
+
+
+def variant_order(variants) -> list[str]:
+    """Curves in a fixed order: standard, FullWH, EN-S, then HashWH by increasing b."""
+    rank = {"standard": 0, "fullwh": 1, "ens": 2}
+    return sorted(
+        set(variants),
+        key=lambda v: (rank.get(v.split("_b")[0], 3), int(v.split("_b")[1]) if "_b" in v else 0),
+    )
+
+
+def variant_label(variant: str) -> str:
+    """'hashwh_b7' -> 'HashWH (b=7)'."""
+    method, _, b = variant.partition("_b")
+    return method_label(method, int(b) if b else None)
+
+
+def variant_color(variant: str):
+    method, _, b = variant.partition("_b")
+    return method_color(method, int(b) if b else None)
+
+
+def degrees(n: int) -> np.ndarray:
+    """Degree (number of ones) of every frequency 0..2^n-1 in natural order."""
+    return np.array([bin(v).count("1") for v in range(2**n)])
 
 
 def save_figure(fig, path: str | Path) -> list[Path]:

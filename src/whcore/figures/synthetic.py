@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from .spectrum import _color, _label, _variant_order
-from .style import PAGE_WIDTH, legend_below, plain_log_ticks, subplots
+from .style import (
+    PAGE_WIDTH,
+    legend_below,
+    plain_log_ticks,
+    subplots,
+    variant_color,
+    variant_label,
+    variant_order,
+)
 
 __all__ = ["synthetic_r2", "synthetic_runtime"]
 
@@ -14,16 +21,26 @@ def synthetic_r2(tables: dict, settings: dict, appendix: bool = False):
     summary = tables["synthetic_summary"]
     ns = sorted(summary["n"].unique())
     draws = sorted(summary["draw"].unique()) if appendix else [settings.get("figure_draw", 0)]
-    fig, axes = subplots(len(draws), len(ns), sharey=True,
-                             figsize=(PAGE_WIDTH, 1.9 * len(draws) + 0.6))
+    fig, axes = subplots(
+        len(draws), len(ns), sharey=True, figsize=(PAGE_WIDTH, 1.9 * len(draws) + 0.6)
+    )
     for r, draw in enumerate(draws):
         for c, n in enumerate(ns):
             ax = axes[r, c]
             part = summary[(summary["n"] == n) & (summary["draw"] == draw)]
-            for variant in _variant_order(part["variant"]):
+            for variant in variant_order(part["variant"]):
                 line = part[part["variant"] == variant].sort_values("c")
-                ax.errorbar(line["c"], line["mean"], yerr=line["sem"], color=_color(variant),
-                            label=_label(variant), marker="o", ms=2.5, lw=1, capsize=2)
+                ax.errorbar(
+                    line["c"],
+                    line["mean"],
+                    yerr=line["sem"],
+                    color=variant_color(variant),
+                    label=variant_label(variant),
+                    marker="o",
+                    ms=2.5,
+                    lw=1,
+                    capsize=2,
+                )
             ax.set_title(f"n = {n}" + (f", draw {draw}" if appendix else ""))
             ax.set_xlabel("c (train size = c · 25n)" if r == len(draws) - 1 else "")
             ax.set_ylabel("test $R^2$" if c == 0 else "")
@@ -41,29 +58,35 @@ def synthetic_runtime(tables: dict, settings: dict, appendix: bool = False):
         cells = sorted({(int(n), int(c)) for n, c in zip(curves["n"], curves["c"])})
     else:
         cells = [(settings.get("runtime_n", 50), settings.get("runtime_c", 5))]
-    fig, axes = subplots(len(cells), 3,
-                             figsize=(PAGE_WIDTH, 1.9 * len(cells) + 0.6))
+    fig, axes = subplots(len(cells), 3, figsize=(PAGE_WIDTH, 1.9 * len(cells) + 0.6))
     for r, (n, c) in enumerate(cells):
         cell = curves[(curves["n"] == n) & (curves["c"] == c)]
         runs = selected[(selected["n"] == n) & (selected["c"] == c) & ~selected["diverged"]]
         if cell.empty:
-            raise ValueError(f"no synthetic runs for n = {n}, c = {c} (draw {draw}); "
-                             "set synthetic.runtime_figure to a cell of the grid")
-        for variant in _variant_order(cell["variant"]):
+            raise ValueError(
+                f"no synthetic runs for n = {n}, c = {c} (draw {draw}); "
+                "set synthetic.runtime_figure to a cell of the grid"
+            )
+        for variant in variant_order(cell["variant"]):
             line = cell[cell["variant"] == variant]
-            style = dict(color=_color(variant), label=_label(variant), lw=1)
+            style = dict(color=variant_color(variant), label=variant_label(variant), lw=1)
             axes[r, 0].plot(line["epoch"], line["test_r2"], **style)
             axes[r, 1].plot(line["cum_time"], line["test_r2"], **style)
             pts = runs[runs["variant"] == variant]
-            axes[r, 2].scatter(pts["train_time"], pts["test_r2"], s=6, color=_color(variant))
+            axes[r, 2].scatter(pts["train_time"], pts["test_r2"], s=6, color=variant_color(variant))
         plain_log_ticks(axes[r, 1], "x")
         plain_log_ticks(axes[r, 2], "x")
         axes[r, 0].set_ylabel(f"test $R^2$\n(n = {n}, c = {c})")
         for ax, xlabel in zip(axes[r], ("epoch", "training time (s)", "training time (s)")):
             ax.set_xlabel(xlabel if r == len(cells) - 1 else "")
-    for ax, title in zip(axes[0], ("(I) early-stopped $R^2$ by epoch",
-                                   "(II) early-stopped $R^2$ by time",
-                                   "(III) final $R^2$ vs training time")):
+    for ax, title in zip(
+        axes[0],
+        (
+            "(I) early-stopped $R^2$ by epoch",
+            "(II) early-stopped $R^2$ by time",
+            "(III) final $R^2$ vs training time",
+        ),
+    ):
         ax.set_title(title)
     legend_below(fig, axes[0, 0])
     return fig
