@@ -69,3 +69,24 @@ def test_degrees():
 def test_cuda_matches_cpu():
     x = torch.randn(4, 1024, dtype=torch.float64)
     assert torch.allclose(fwht(x.cuda()).cpu(), fwht(x), atol=1e-9)
+
+
+@pytest.mark.parametrize("m", [1, 6, 7, 8, 13, 14, 15, 16])
+def test_float32_kronecker_path_matches_butterflies(m):
+    from whcore.wht import _butterflies
+
+    x = torch.randn(2, 2**m, generator=torch.Generator().manual_seed(m))
+    ref = _butterflies(x.double())
+    assert torch.allclose(fwht(x).double(), ref, rtol=1e-5, atol=1e-5 * 2 ** (m / 2))
+    x.requires_grad_(True)
+    fwht(x, normalize=True).mul(ref.float()).sum().backward()  # adjoint = same transform
+    assert torch.allclose(
+        x.grad.double(), fwht(ref, normalize=True), rtol=1e-4, atol=1e-4 * 2 ** (m / 2)
+    )
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_float32_matches_cpu():
+    x = torch.randn(4, 2**12)
+    y = fwht(x.cuda().requires_grad_(True))
+    assert torch.allclose(y.detach().cpu(), fwht(x), rtol=1e-4, atol=1e-3)

@@ -32,7 +32,7 @@ def log2_length(length: int) -> int:
 
 
 def _butterflies(x: torch.Tensor) -> torch.Tensor:
-    """Unnormalized H_m x over the last dimension, m butterfly passes of O(2^m) each."""
+    """Unnormalized H_m x over the last dimension, m radix-2 butterfly passes of O(2^m) each."""
     shape = x.shape
     length = shape[-1]
     m = log2_length(length)
@@ -48,26 +48,77 @@ def _butterflies(x: torch.Tensor) -> torch.Tensor:
     return y.reshape(shape)
 
 
-class _FWHT(torch.autograd.Function):
-    # H is symmetric, so the adjoint of x -> H x is the same transform: the backward pass is one
-    # more FWHT of the incoming gradient and nothing of the forward pass needs to be saved.
-    @staticmethod
-    def forward(ctx, x, scale):
-        ctx.scale = scale
-        y = _butterflies(x)
-        return y * scale if scale != 1.0 else y
+RADIX_BITS = 7  # largest Hadamard factor: 2^7 x 2^7 (64 KiB in float32)
+_FACTORS: dict = {}  # (k, dtype, device) -> H_k, built once
 
-    @staticmethod
-    def backward(ctx, grad):
-        g = _butterflies(grad)
-        return (g * ctx.scale if ctx.scale != 1.0 else g), None
+
+def _factor(k: int, dtype, device) -> torch.Tensor:
+    key = (k, dtype, device)
+    h = _FACTORS.get(key)
+    if h is None:
+        h = _FACTORS[key] = hadamard_matrix(k, dtype=dtype, device=device)
+    return h
+
+
+def _radix_split(m: int) -> list[int]:
+    """m bits cut into ceil(m / RADIX_BITS) nearly equal chunks (MSB chunk first)."""
+    count = -(-m // RADIX_BITS)
+    base, extra = divmod(m, count)
+    return [base + (i < extra) for i in range(count)]
+
+
+def _kronecker(x: torch.Tensor) -> torch.Tensor:
+    """Unnormalized H_m x over the last dimension via H_m = H_k1 (x) H_k2 (x) ... (k_i <= 7).
+
+    Viewing a row as a tensor with one axis of length 2^k_i per chunk, H_m applies H_k_i along
+    every axis: one batched matrix product per chunk (1 for m <= 7, 2 for m <= 14) instead of m
+    butterfly passes. Work O(2^m sum_i 2^k_i), memory O(2^m) per row (factors at most 128 x 128,
+    cached); the same sums as the butterflies, grouped into small dense blocks that BLAS runs
+    fast, and few operations (per-operation overhead dominates at the sizes HashWH uses).
+    """
+    shape = x.shape
+    length = shape[-1]
+    m = log2_length(length)
+    if m == 0:
+        return x.clone()
+    chunks = _radix_split(m)
+    k = chunks[-1]  # least significant chunk: rows of length 2^k times H_k
+    y = torch.matmul(x.reshape(-1, 2**k), _factor(k, x.dtype, x.device))
+    inner = 2**k
+    for k in reversed(chunks[:-1]):  # then each more significant axis: H_k @ (.., 2^k, inner)
+        y = torch.matmul(_factor(k, x.dtype, x.device), y.reshape(-1, 2**k, inner))
+        inner *= 2**k
+    return y.reshape(shape)
+
+
+def _cuda_kernel():
+    """``fast_hadamard_transform.hadamard_transform`` when installed (and not disabled with
+    WHCORE_FWHT=torch), else None."""
+    global _CUDA_KERNEL
+    if _CUDA_KERNEL is False:
+        import os
+
+        _CUDA_KERNEL = None
+        if os.environ.get("WHCORE_FWHT", "auto") != "torch":
+            try:
+                from fast_hadamard_transform import hadamard_transform as _CUDA_KERNEL
+            except (ImportError, OSError, RuntimeError):  # absent, or built for another torch
+                _CUDA_KERNEL = None
+    return _CUDA_KERNEL
+
+
+_CUDA_KERNEL = False  # not looked up yet
 
 
 def fwht(x: torch.Tensor, normalize: bool = False) -> torch.Tensor:
     """Walsh-Hadamard transform of ``x`` over its last dimension (length 2^m), any batch shape.
 
     ``normalize=False`` gives ``H_m x``; ``normalize=True`` the orthonormal ``2^{-m/2} H_m x``.
-    O(m 2^m) work per row, O(2^m) extra memory per row, differentiable, CPU or CUDA.
+    O(2^m) extra memory per row, differentiable, CPU or CUDA. In float32 (training) a product
+    of small Hadamard factors (radix-2^k butterflies with k <= 7, see ``_kronecker``), in
+    float64 the radix-2 butterflies (``_butterflies``, O(m 2^m)); on CUDA the fused
+    kernel of the ``fast_hadamard_transform`` package is used when it is installed (float32/16,
+    m <= 15; ``WHCORE_FWHT=torch`` turns it off).
     """
     if not torch.is_tensor(x):
         raise TypeError(f"fwht expects a torch.Tensor, got {type(x).__name__}")
@@ -77,7 +128,16 @@ def fwht(x: torch.Tensor, normalize: bool = False) -> torch.Tensor:
         raise ValueError("fwht needs at least one dimension")
     m = log2_length(x.shape[-1])
     scale = 2.0 ** (-m / 2) if normalize else 1.0
-    return _FWHT.apply(x, scale)
+    if x.is_cuda and 3 <= m <= 15 and x.dtype != torch.float64:
+        kernel = _cuda_kernel()
+        if kernel is not None:  # fused CUDA kernel (Dao-AILab), differentiable, same order
+            return kernel(x.contiguous(), scale)
+    # Plain differentiable operations: autograd's backward is the same transform of the
+    # incoming gradient (H is symmetric), with no custom Function's per-call overhead.
+    # float64 (exact spectra, SPRIGHT, analysis) keeps the radix-2 butterflies: their sums
+    # cancel exactly where the BLAS blocks of the Kronecker products leave 1e-17 residues.
+    y = _butterflies(x) if x.dtype == torch.float64 else _kronecker(x)
+    return y * scale if scale != 1.0 else y
 
 
 def hadamard_matrix(m: int, normalize: bool = False, dtype=torch.float64, device=None):
