@@ -113,3 +113,25 @@ def test_bad_sigma():
         hashed_inputs(torch.ones(2, 3))
     with pytest.raises(ValueError, match="must map inputs"):
         hashwh_penalty(lambda x: x, sample_sigma(4, 2))
+
+
+@pytest.mark.parametrize("repetitions", [1, 3])
+def test_hashwh_regularizer_buffers_match_the_reference_penalty(repetitions):
+    from whcore.models import MLP
+    from whcore.regularizers import Context, make_regularizer
+
+    seeds = [3, 4]
+    net = MLP(9, 2, seeds=seeds)
+    reg = make_regularizer(
+        "hashwh",
+        {"lam": 0.5, "b": 6, "repetitions": repetitions},
+        Context(n=9, seeds=seeds, device=torch.device("cpu")),
+    )
+    for _ in range(2):  # the buffers are refilled each call
+        got = reg.penalty(net)
+        sigma = reg._sigma.transpose(0, 1).clone()  # (R, S, n, b) just drawn
+        expected = torch.stack([hashwh_penalty(net, s) for s in sigma]).mean(0) * 0.5
+        assert torch.allclose(got, expected, rtol=1e-5)
+        assert torch.equal(
+            reg._inputs.view(2, repetitions, 64, 9), hashed_inputs(sigma.transpose(0, 1))
+        )

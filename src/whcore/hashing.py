@@ -17,7 +17,7 @@ import torch
 
 from .wht import fwht
 
-__all__ = ["sample_sigma", "hashed_inputs", "hashwh_penalty", "fullwh_penalty", "check_binary"]
+__all__ = ["sample_sigma", "hashed_inputs", "XorDoubling", "hashwh_penalty", "fullwh_penalty", "check_binary"]
 
 
 def check_binary(x: torch.Tensor, what: str) -> None:
@@ -64,11 +64,36 @@ def hashed_inputs(sigma: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
     n, b = sigma.shape[-2], sigma.shape[-1]
     _check_dims(n, b)
     check_binary(sigma, "sigma")
-    cols = sigma.to(torch.uint8).transpose(-1, -2)  # (..., b, n)
-    points = torch.zeros(*sigma.shape[:-2], 1, n, dtype=torch.uint8, device=sigma.device)
-    for j in range(b - 1, -1, -1):
-        points = torch.cat((points, points ^ cols[..., j : j + 1, :]), dim=-2)
-    return points.to(dtype)
+    points = torch.zeros(*sigma.shape[:-2], 2**b, n, dtype=torch.uint8, device=sigma.device)
+    return XorDoubling(sigma.to(torch.uint8), points)().to(dtype)
+
+
+class XorDoubling:
+    """In-place XOR doubling between two fixed buffers, for use every training step.
+
+    ``sigma``: 0/1 values of shape (..., n, b); ``out``: shape (..., 2^b, n), any dtype that
+    holds 0 and 1, row 0 zero. Calling the object refills ``out`` from the current contents of
+    ``sigma``: b element-wise operations on the device (``a != c`` is ``a XOR c`` on 0/1
+    values), on views prepared once, no allocation and no check (``hashed_inputs`` checks).
+    """
+
+    def __init__(self, sigma: torch.Tensor, out: torch.Tensor):
+        b = sigma.shape[-1]
+        if out.shape[-2:] != (2**b, sigma.shape[-2]):
+            raise ValueError(f"out must have shape (..., {2**b}, {sigma.shape[-2]}), "
+                             f"got {tuple(out.shape)}")
+        self.out = out
+        self.steps = []
+        size = 1
+        for j in range(b - 1, -1, -1):  # column j becomes bit b-1-j of the point index
+            self.steps.append((out[..., :size, :], sigma[..., j].unsqueeze(-2),
+                               out[..., size : 2 * size, :]))
+            size *= 2
+
+    def __call__(self) -> torch.Tensor:
+        for points, column, new in self.steps:
+            torch.ne(points, column, out=new)
+        return self.out
 
 
 def _values(f: Callable, x: torch.Tensor) -> torch.Tensor:

@@ -13,10 +13,10 @@ from typing import Sequence
 
 import torch
 
-from .hashing import fullwh_penalty, hashwh_penalty, sample_sigma
+from .hashing import XorDoubling, fullwh_penalty
 from .rng import derive_seed
 from .spectrum import MAX_EXACT_N
-from .wht import all_inputs
+from .wht import all_inputs, fwht
 
 __all__ = ["Context", "Regularizer", "register", "make_regularizer", "METHODS"]
 
@@ -84,23 +84,34 @@ class HashWH(Regularizer):
             raise ValueError(f"hashwh: repetitions must be >= 1, got {repetitions}")
         self.lam, self.b, self.repetitions = lam, b, repetitions
         self.generators = _generators(ctx, "sigma")
+        # Buffers allocated once and refilled every step: sigma per member and repetition, and
+        # the network's inputs with the repetitions folded into the points, (S, R 2^b, n), so
+        # that one forward pass serves them all. Row 0 of every subspace stays the zero input.
+        members, n = len(ctx.seeds), ctx.n
+        to = {"dtype": ctx.dtype, "device": ctx.device}
+        self._sigma = torch.empty(members, repetitions, n, b, **to)
+        self._inputs = torch.zeros(members, repetitions * 2**b, n, **to)
+        self._points = self._inputs.view(members, repetitions, 2**b, n)
+        self._fill = XorDoubling(self._sigma, self._points)
 
     def sample(self) -> torch.Tensor:
-        """(R, S, n, b): one fresh hashing matrix per repetition and member."""
-        per_member = [
-            sample_sigma(self.ctx.n, self.b, gen, batch_shape=(self.repetitions,))
-            for gen in self.generators
-        ]
-        return torch.stack(per_member, dim=1)
+        """(R, S, n, b): one fresh 0/1 hashing matrix per repetition and member, drawn from the
+        member's own generator (a view of a buffer that the next call overwrites)."""
+        shape = (self.repetitions, self.ctx.n, self.b)
+        for sigma, gen in zip(self._sigma, self.generators):
+            torch.randint(0, 2, shape, generator=gen, out=sigma)
+        return self._sigma.transpose(0, 1)
 
     def penalty(self, model):
-        sigma = self.sample()
-        # Each member evaluates its own subspace: (R, S, 2^b, n) -> fold R into the points.
-        r, s = sigma.shape[:2]
-        if r == 1:
-            return self.lam * hashwh_penalty(model, sigma[0])
-        per_rep = torch.stack([hashwh_penalty(model, sigma[i]) for i in range(r)])
-        return self.lam * per_rep.mean(0)
+        """One forward pass of every member on its R 2^b hashed points (built on the device by
+        XOR doubling in a reused buffer), one batched FWHT, (S,) penalties.
+
+        The input buffer is refilled by the next call: backpropagate a penalty before asking
+        for the next one (as a training step does)."""
+        self.sample()
+        self._fill()
+        values = model(self._inputs).view(self._points.shape[:-1])  # (S, R, 2^b)
+        return self.lam * fwht(values).abs().mean((-2, -1))
 
 
 @register
