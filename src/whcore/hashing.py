@@ -65,28 +65,31 @@ def hashed_inputs(sigma: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
     _check_dims(n, b)
     check_binary(sigma, "sigma")
     points = torch.zeros(*sigma.shape[:-2], 2**b, n, dtype=torch.uint8, device=sigma.device)
-    return XorDoubling(sigma.to(torch.uint8), points)().to(dtype)
+    columns = sigma.to(torch.uint8).transpose(-1, -2).contiguous()  # (..., b, n)
+    return XorDoubling(columns, points)().to(dtype)
 
 
 class XorDoubling:
     """In-place XOR doubling between two fixed buffers, for use every training step.
 
-    ``sigma``: 0/1 values of shape (..., n, b); ``out``: shape (..., 2^b, n), any dtype that
-    holds 0 and 1, row 0 zero. Calling the object refills ``out`` from the current contents of
-    ``sigma``: b element-wise operations on the device (``a != c`` is ``a XOR c`` on 0/1
-    values), on views prepared once, no allocation and no check (``hashed_inputs`` checks).
+    ``columns``: sigma's columns as rows, 0/1 values of shape (..., b, n) (contiguous rows:
+    a strided column makes each operation several times slower); ``out``: shape (..., 2^b, n),
+    any dtype that holds 0 and 1, row 0 zero. Calling the object refills ``out`` from the
+    current contents of ``columns``: b element-wise operations on the device (``a != c`` is
+    ``a XOR c`` on 0/1 values), on views prepared once, no allocation and no check
+    (``hashed_inputs`` checks).
     """
 
-    def __init__(self, sigma: torch.Tensor, out: torch.Tensor):
-        b = sigma.shape[-1]
-        if out.shape[-2:] != (2**b, sigma.shape[-2]):
-            raise ValueError(f"out must have shape (..., {2**b}, {sigma.shape[-2]}), "
+    def __init__(self, columns: torch.Tensor, out: torch.Tensor):
+        b = columns.shape[-2]
+        if out.shape[-2:] != (2**b, columns.shape[-1]):
+            raise ValueError(f"out must have shape (..., {2**b}, {columns.shape[-1]}), "
                              f"got {tuple(out.shape)}")
         self.out = out
         self.steps = []
         size = 1
         for j in range(b - 1, -1, -1):  # column j becomes bit b-1-j of the point index
-            self.steps.append((out[..., :size, :], sigma[..., j].unsqueeze(-2),
+            self.steps.append((out[..., :size, :], columns[..., j : j + 1, :],
                                out[..., size : 2 * size, :]))
             size *= 2
 

@@ -90,9 +90,10 @@ class HashWH(Regularizer):
         members, n = len(ctx.seeds), ctx.n
         to = {"dtype": ctx.dtype, "device": ctx.device}
         self._sigma = torch.empty(members, repetitions, n, b, **to)
+        self._columns = torch.empty(members, repetitions, b, n, **to)  # sigma^T, rows contiguous
         self._inputs = torch.zeros(members, repetitions * 2**b, n, **to)
         self._points = self._inputs.view(members, repetitions, 2**b, n)
-        self._fill = XorDoubling(self._sigma, self._points)
+        self._fill = XorDoubling(self._columns, self._points)
 
     def sample(self) -> torch.Tensor:
         """(R, S, n, b): one fresh 0/1 hashing matrix per repetition and member, drawn from the
@@ -109,9 +110,12 @@ class HashWH(Regularizer):
         The input buffer is refilled by the next call: backpropagate a penalty before asking
         for the next one (as a training step does)."""
         self.sample()
+        self._columns.copy_(self._sigma.transpose(-1, -2))
         self._fill()
         values = model(self._inputs).view(self._points.shape[:-1])  # (S, R, 2^b)
-        return self.lam * fwht(values).abs().mean((-2, -1))
+        # lam * mean over repetitions and buckets of |H_b f|, as one L1 norm and one scaling
+        l1 = torch.linalg.vector_norm(fwht(values), ord=1, dim=(-2, -1))
+        return l1 * (self.lam / values.shape[-2:].numel())
 
 
 @register
