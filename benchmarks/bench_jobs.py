@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import statistics
 import tempfile
 import time
 from collections import defaultdict

@@ -44,7 +44,8 @@ def snakemake_cmd(workdir: Path, config: Path, *args) -> list[str]:
 
 def run_snakemake(workdir, config, *args, env=None) -> subprocess.CompletedProcess:
     return subprocess.run(snakemake_cmd(workdir, config, *args), env=env or _env(), text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600,
+                          check=False)
 
 
 def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:
@@ -159,7 +160,7 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
     mtimes = {p: p.stat().st_mtime_ns for p in kept}
     second = run_snakemake(work, config, "--rerun-incomplete", *targets)
     assert second.returncode == 0, second.stdout[-3000:]
-    stats = dict(re.findall(r"^(\w+)\s+(\d+)$", second.stdout.split("Job stats:", 1)[1], re.M))
+    stats = dict(re.findall(r"^(\w+)\s+(\d+)$", second.stdout.split("Job stats:", 1)[1], re.MULTILINE))
     assert stats == {"train_spectrum": "1", "total": "1"}, stats
     assert {p: p.stat().st_mtime_ns for p in kept} == mtimes
     records = pd.read_parquet(work / victim)
@@ -263,7 +264,7 @@ def test_changed_raw_file_is_detected_and_rebuilt_never_mixed(tmp_path, data_mir
     os.utime(raw, (time.time() + 5, time.time() + 5))
     dry = run_snakemake(work, config, "-n", target, env=env)
     assert re.search(r"rule binarize:.*?reason: Updated input files: resources/raw/entacmaea",
-                     dry.stdout, re.S), dry.stdout[-2000:]
+                     dry.stdout, re.DOTALL), dry.stdout[-2000:]
 
     second = run_snakemake(work, config, target, env=env)
     assert second.returncode != 0

@@ -41,12 +41,13 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
     # snakemake, whcore and the jobs' Python: this interpreter's environment.
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     proc = subprocess.run([str(SCRIPT), str(tmp_path)], env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900,
+                          check=False)
     print(proc.stdout)  # job ids and states in the test's output (pytest -s, or on failure)
     assert proc.returncode == 0, proc.stdout[-4000:]
 
     submitted = re.findall(r"submitted with SLURM jobid (\d+)", proc.stdout)
-    table = dict(re.findall(r"^(\d+)\s+(\S+)\s+\d+:\d+", proc.stdout, flags=re.M))
+    table = dict(re.findall(r"^(\d+)\s+(\S+)\s+\d+:\d+", proc.stdout, flags=re.MULTILINE))
     assert len(submitted) == 5
     assert {table[job] for job in submitted} == {"COMPLETED"}
     # The training jobs asked SLURM for a GPU, as profiles/slurm says.
