@@ -1,6 +1,11 @@
 # Real datasets: pinned download (mirror first), then binarization to Parquet.
 
 
+# Compute nodes of many clusters have no network: downloads run where Snakemake runs.
+localrules:
+    download,
+
+
 rule download:
     output:
         "resources/raw/{dataset}/{filename}",
