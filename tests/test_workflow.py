@@ -82,7 +82,6 @@ def write_config(tmp_path, **changes):
         ({"synthetic.methods.hashwh.b": [3, 12]}, "synthetic.methods.hashwh.b"),
         ({"spectrum.trainig": {"epochs": 3}}, "trainig"),
         ({"real.runtime_dataset": "gfp"}, "real.runtime_dataset"),
-        ({"spectrum.train_sizes": [30]}, "spectrum.train_sizes"),
     ],
 )
 def test_bad_config_fails_at_start_naming_the_key(tmp_path, changes, message):

@@ -347,12 +347,6 @@ def check_config(config: dict) -> None:
                 "config key spectrum.figure_train_size: "
                 f"{spec['figure_train_size']} is not one of spectrum.train_sizes"
             )
-        if len(spec["train_sizes"]) < 2 or spec["draws"] < 2:
-            raise ConfigError(
-                "config keys spectrum.train_sizes and spectrum.draws: the appendix figures "
-                "(A1-A4) show the train sizes and draws beside the main ones; give at least "
-                "two of each"
-            )
         if spec["figure_draw"] >= spec["draws"]:
             raise ConfigError("config key spectrum.figure_draw: must be < spectrum.draws")
         if max(spec["train_sizes"]) >= 2 ** spec["n"]:

@@ -145,6 +145,11 @@ def draw_figure(figure_id: str, tables: dict, settings: dict):
     """Draw one figure from its tables ({name: DataFrame}); returns the matplotlib figure."""
     if figure_id not in FIGURES:
         raise ValueError(f"unknown figure {figure_id!r}; choose one of {sorted(FIGURES)}")
+    from .style import NothingToShow, note_figure
+
     fig = FIGURES[figure_id]
     module = importlib.import_module(f"whcore.figures.{fig.module}")
-    return getattr(module, fig.function)(tables, settings, **fig.kwargs)
+    try:
+        return getattr(module, fig.function)(tables, settings, **fig.kwargs)
+    except NothingToShow as reason:
+        return note_figure(str(reason))

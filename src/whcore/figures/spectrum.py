@@ -13,6 +13,7 @@ from matplotlib.colors import LogNorm
 from ..aggregate import forward_fill_epochs
 from .style import (
     PAGE_WIDTH,
+    NothingToShow,
     degrees,
     legend_below,
     plain_log_ticks,
@@ -36,7 +37,13 @@ def _mean_curves(epochs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 def _sizes(epochs, settings, appendix: bool) -> list[int]:
     main = settings.get("figure_train_size", 200)
     sizes = sorted(epochs["train_size"].unique())
-    return [s for s in sizes if s != main] if appendix else [main]
+    others = [s for s in sizes if s != main]
+    if appendix and not others:
+        raise NothingToShow(
+            "This configuration has no train sizes besides the main one "
+            "(spectrum.train_sizes), so this appendix figure is empty."
+        )
+    return others if appendix else [main]
 
 
 def support_evolution(tables: dict, settings: dict, appendix: bool = False):
@@ -83,6 +90,11 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
     draws = sorted(heat["dataset"].unique())
     main = f"draw{settings.get('figure_draw', 0)}"
     draws = [d for d in draws if d != main] if appendix else [main]
+    if not draws:
+        raise NothingToShow(
+            "This configuration has a single target draw (spectrum.draws), "
+            "so this appendix figure is empty."
+        )
     variants = variant_order(heat.loc[heat["variant"] != "target", "variant"])
     fig, axes = subplots(len(draws), len(variants), figsize=(PAGE_WIDTH, 1.8 * len(draws) + 0.8))
     norm = LogNorm(1e-3, 1, clip=True)

@@ -27,6 +27,8 @@ __all__ = [
     "plt",
     "save_figure",
     "subplots",
+    "note_figure",
+    "NothingToShow",
     "variant_color",
     "variant_label",
     "variant_order",
@@ -132,6 +134,19 @@ def variant_color(variant: str):
 def degrees(n: int) -> np.ndarray:
     """Degree (number of ones) of every frequency 0..2^n-1 in natural order."""
     return np.array([bin(v).count("1") for v in range(2**n)])
+
+
+class NothingToShow(ValueError):
+    """Raised by a figure function whose configuration leaves it nothing to draw."""
+
+
+def note_figure(message: str):
+    """A figure that says why it has nothing to show (e.g. an appendix figure of a
+    configuration with a single train size), instead of failing the workflow."""
+    fig, axes = subplots(figsize=(COLUMN_WIDTH, 1.2))
+    axes[0, 0].axis("off")
+    axes[0, 0].text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=8)
+    return fig
 
 
 def save_figure(fig, path: str | Path) -> list[Path]:
