@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from whcore import spright
+from whcore.io import atomic_path
 from whcore.synthetic import random_sparse, sample_inputs
 from whcore.training import Data, TrainConfig, pick_device, train
 
@@ -189,12 +190,9 @@ def main(argv=None) -> None:
             print(f"  {label:12s} " + "  ".join(f"{k} {v:8.3f}" for k, v in cols.items()))
         for label, ratio in result["epoch"]["ratios"].items():
             print(f"  {label:22s} {ratio:6.2f}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=1))
-    tmp.replace(out)
-    print(f"wrote {out}")
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(json.dumps(result, indent=1))
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from whcore.io import atomic_path
 from whcore.models import MLP
 from whcore.regularizers import Context, Regularizer, make_regularizer
 from whcore.training import Data, TrainConfig, make_optimizer, pick_device, step, train
@@ -541,12 +542,9 @@ def main(argv=None) -> None:
     table = summary(result)
     print(table)
     result["table"] = table
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=1))
-    tmp.replace(out)
-    print(f"wrote {out}")
+    with atomic_path(args.out) as tmp:
+        tmp.write_text(json.dumps(result, indent=1))
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
