@@ -94,6 +94,22 @@ def whcore_train_pids(workdir: Path, out: str) -> list[int]:
     return pids
 
 
+def start_and_find_trainer(work: Path, config: Path, log: Path, target: str, *args):
+    """Start Snakemake on ``target``; once its training job logged epoch 1, return
+    (the Snakemake process, the pid of that job's `whcore train`)."""
+    proc = subprocess.Popen(snakemake_cmd(work, config, *args), env=_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: log.is_file() and "epoch 1:" in log.read_text(), 300,
+                 f"the training job of {target}", proc)
+        pids = whcore_train_pids(work, target)
+        assert len(pids) == 1, pids
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, pids[0]
+
+
 def leftovers(path: Path) -> list[Path]:
     """Temporary files of atomic writes to ``path`` (.<name>.*.tmp beside it)."""
     return sorted(path.parent.glob(f".{path.name}.*.tmp")) if path.parent.is_dir() else []
@@ -138,14 +154,10 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
     targets = [victim, other]
     victim_log = work / "logs/train/spectrum/draw0/hashwh/b3_lam0.01/size30_dseed0.log"
 
-    first = subprocess.Popen(snakemake_cmd(work, config, "--keep-going", *targets), env=_env(),
-                             text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    first, pid = start_and_find_trainer(work, config, victim_log, victim, "--keep-going",
+                                        *targets)
     try:
-        wait_for(lambda: victim_log.is_file() and "epoch 1:" in victim_log.read_text(), 300,
-                 "the victim job to train", first)
-        pids = whcore_train_pids(work, victim)
-        assert len(pids) == 1, pids
-        os.kill(pids[0], signal.SIGKILL)
+        os.kill(pid, signal.SIGKILL)
         out, _ = first.communicate(timeout=300)
     finally:
         first.kill()
@@ -288,18 +300,13 @@ def test_second_invocation_in_one_directory_is_refused(tmp_path):
     work = tmp_path / "work"
     target = run_file("standard", "default")
     log = work / "logs/train/spectrum/draw0/standard/default/size30_dseed0.log"
-    first = subprocess.Popen(snakemake_cmd(work, config, target), env=_env(), text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    first, pid = start_and_find_trainer(work, config, log, target, target)
     try:
-        wait_for(lambda: log.is_file() and "epoch 1:" in log.read_text(), 300,
-                 "the first run's training job", first)
-        pids = whcore_train_pids(work, target)
-        assert len(pids) == 1, pids
-        os.kill(pids[0], signal.SIGSTOP)
+        os.kill(pid, signal.SIGSTOP)
         try:
             second = run_snakemake(work, config, target)
         finally:
-            os.kill(pids[0], signal.SIGCONT)
+            os.kill(pid, signal.SIGCONT)
         out, _ = first.communicate(timeout=300)
     finally:
         first.kill()

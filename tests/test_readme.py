@@ -17,4 +17,5 @@ def test_hashwh_training_loop_example():
     (code,) = python_blocks("## Use HashWH in your own training loop")
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)
-    assert scope["loss"].item() < 1.5  # it trained: the parity has variance 1
+    # The parity has variance 1: a network that did not learn it stays near an MSE of 1.
+    assert scope["loss"].item() < 0.5

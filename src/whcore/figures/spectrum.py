@@ -149,7 +149,7 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
     return fig
 
 
-def _line_panels(curves, sizes, panels, ylabel_of, title_of, log=True):
+def _line_panels(curves, sizes, panels, ylabel_of, title_of):
     variants = variant_order(curves["variant"])
     fig, axes = subplots(
         len(sizes), len(panels), sharex=True, figsize=(PAGE_WIDTH, 1.9 * len(sizes) + 0.4)
@@ -166,8 +166,7 @@ def _line_panels(curves, sizes, panels, ylabel_of, title_of, log=True):
                     lw=1,
                     label=variant_label(variant),
                 )
-            if log:
-                plain_log_ticks(ax)
+            plain_log_ticks(ax)
             ax.set_title(title_of(column, size) if row == 0 else "")
             ax.set_ylabel(ylabel_of(column, size) if col == 0 else "")
             ax.set_xlabel("epoch" if row == len(sizes) - 1 else "")
