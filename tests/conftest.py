@@ -73,3 +73,45 @@ def real_dataset(data_mirror, tmp_path_factory):
         return cache[name]
 
     return get
+
+
+# --- Snakemake (one runner for every workflow test) ----------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+
+
+def snakemake_env(**extra) -> dict:
+    """The test's environment with this interpreter's `whcore` and `snakemake` first on PATH
+    (rules call the `whcore` command)."""
+    import sys
+
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path, **extra}
+
+
+def snakemake_cmd(workdir: Path, *args) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
+            *args]
+
+
+def run_snakemake(*args, workdir: Path, env: dict | None = None, check: bool = True,
+                  timeout: float = 900):
+    """Run Snakemake in ``workdir``; targets go before --configfile/--config. With ``check`` a
+    failure raises with the end of its output."""
+    import subprocess
+
+    result = subprocess.run(snakemake_cmd(workdir, *args), env=snakemake_env(**(env or {})),
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            timeout=timeout, check=False)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}")
+    return result
+
+
+@pytest.fixture
+def snakemake():
+    """``snakemake(*args, workdir=..., env=..., check=True)``: Snakemake as a subprocess."""
+    return run_snakemake

@@ -11,6 +11,7 @@ Layout under a resources root (the workflow's ``resources/``)::
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,10 +139,30 @@ def paths(name: str, root: str | Path) -> tuple[Path, Path]:
     return root / "raw" / name / spec.file, root / "data" / f"{name}.parquet"
 
 
+# For tests only: serve every dataset from ``<base>/<dataset>/<file>`` (a local HTTP server)
+# instead of the pinned URLs, so the path a real user takes (no mirror, network) is exercised.
+TEST_URL_BASE_ENV = "WHCORE_TEST_URL_BASE"
+
+
+def source_urls(spec: DatasetSpec) -> tuple[str, ...]:
+    """The URLs tried for ``spec``: the pinned ones, or the test server's when it is set."""
+    base = os.environ.get(TEST_URL_BASE_ENV, "")
+    return (f"{base.rstrip('/')}/{spec.name}/{spec.file}",) if base else spec.urls
+
+
 def download(name: str, out: str | Path, mirror: str | Path | None = None, **options) -> Path:
-    """Fetch the raw file of ``name`` to ``out`` (see ``whcore.download.fetch`` for options)."""
+    """Fetch the raw file of ``name`` to ``out`` (see ``whcore.download.fetch`` for options).
+
+    A damaged copy at ``out`` is replaced, but only if ``out`` is named like the dataset's raw
+    file: a wrong path never destroys some other file."""
     spec = get(name)
-    return fetch(spec.file, spec.sha256, out, spec.urls, mirror, subdir=name, **options)
+    out = Path(out)
+    if out.exists() and out.name != spec.file:
+        raise ValueError(
+            f"--out {out}: exists and is not a copy of {name}'s raw file {spec.file}; "
+            f"refusing to replace it. Fix: use e.g. resources/raw/{name}/{spec.file}"
+        )
+    return fetch(spec.file, spec.sha256, out, source_urls(spec), mirror, subdir=name, **options)
 
 
 def _metadata(spec: DatasetSpec, digest: str, frame: pd.DataFrame) -> dict:

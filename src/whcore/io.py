@@ -15,6 +15,12 @@ import pyarrow.parquet as pq
 __all__ = ["atomic_path", "read_parquet_metadata", "write_parquet"]
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def atomic_path(path: str | Path):
     """Yield a temporary path; on success rename it to ``path``, on error delete it.
@@ -23,6 +29,9 @@ def atomic_path(path: str | Path):
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # mkstemp creates the file 0600; a finished output gets the mode of any new file (umask),
+    # so collaborators on a shared file system can read it.
+    os.fchmod(fd, 0o666 & ~_current_umask())
     os.close(fd)
     try:
         yield Path(tmp)

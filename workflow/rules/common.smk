@@ -1,6 +1,7 @@
 # Configuration, the experiment grid and path helpers shared by all rules.
 import json
 import os
+import re
 
 from snakemake.utils import validate
 
@@ -18,7 +19,10 @@ FIGURE_DIR = "results/figures"
 TARGETS = {job.path: job for job in grid.target_jobs(config)}
 TRAIN = {job.records: job for job in grid.training_jobs(config)}
 BASELINES = {job.records: job for job in grid.baseline_jobs(config)}
-MIRROR = config["data_mirror"] or os.environ.get("WHCORE_DATA_MIRROR", "")
+# The data mirror is passed to jobs through the environment, never as a rule param (a param
+# change would replan every download and everything downstream).
+if config["data_mirror"]:
+    os.environ["WHCORE_DATA_MIRROR"] = config["data_mirror"]
 GPU = 1 if config["device"] == "cuda" else 0
 
 

@@ -6,19 +6,21 @@ localrules:
     download,
 
 
+# The mirror reaches the command through WHCORE_DATA_MIRROR (common.smk), not a param: a raw
+# file's identity is its pinned sha256, so moving or dropping the mirror never refetches it.
+# `whcore download` retries transient network failures itself.
 rule download:
     output:
         "resources/raw/{dataset}/{filename}",
     log:
         "logs/download/{dataset}/{filename}.log",
-    retries: 2
+    wildcard_constraints:
+        dataset="|".join(REGISTRY),
+        filename="|".join(re.escape(spec.file) for spec in REGISTRY.values()),
     conda:
         ENV
-    params:
-        mirror=MIRROR,
     shell:
-        "whcore download {wildcards.dataset} --out {output} --mirror {params.mirror:q} "
-        "> {log} 2>&1"
+        "whcore download {wildcards.dataset:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule binarize:
@@ -28,9 +30,11 @@ rule binarize:
         "resources/data/{dataset}.parquet",
     log:
         "logs/binarize/{dataset}.log",
+    wildcard_constraints:
+        dataset="|".join(REGISTRY),
     conda:
         ENV
     resources:
         mem_mb=4000,
     shell:
-        "whcore binarize {wildcards.dataset} --raw {input} --out {output} > {log} 2>&1"
+        "whcore binarize {wildcards.dataset:q} --raw {input:q} --out {output:q} > {log:q} 2>&1"
