@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from whcore import spright
-from whcore.io import atomic_path
-from whcore.synthetic import random_sparse, sample_inputs
-from whcore.training import Data, TrainConfig, pick_device, train
+from whcore.core import spright
+from whcore.core.io import atomic_path
+from whcore.data.synthetic import random_sparse, sample_inputs
+from whcore.core.training import Data, TrainConfig, pick_device, train
 
 ROOT = Path(__file__).resolve().parents[1]
 RECOVERY_GRID = [(13, 6), (40, 6), (100, 6), (236, 6), (40, 7)]

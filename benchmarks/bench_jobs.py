@@ -28,9 +28,9 @@ import torch
 import yaml
 from snakemake.utils import validate
 
-from whcore import grid
-from whcore.jobs import run_job
-from whcore.synthetic import degree_ladder, random_sparse
+from whcore.pipeline import contract as grid
+from whcore.pipeline.jobs import run_job
+from whcore.data.synthetic import degree_ladder, random_sparse
 
 REPO = Path(__file__).resolve().parents[1]
 

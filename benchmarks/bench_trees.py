@@ -3,9 +3,9 @@
     python benchmarks/bench_trees.py [--rows 100000] [--trees 100] [--depth 10] [--subset 3]
 
 Fits RandomForestRegressor(100 trees, max_depth 10) on 100000 SGEMM rows (the binarized data
-via ``whcore.datasets.load``, from the mirror folder ``WHCORE_DATA_MIRROR`` or
+via ``whcore.data.datasets.load``, from the mirror folder ``WHCORE_DATA_MIRROR`` or
 ``../shared/datasets/raw``; without it a synthetic stand-in of the same shape: 40 one-hot
-columns in 14 groups), then times ``whcore.trees.spectrum`` on the whole forest (wall time and
+columns in 14 groups), then times ``whcore.core.trees.spectrum`` on the whole forest (wall time and
 tracemalloc peak) and, on the first ``--subset`` trees, against a straightforward per-node
 dict implementation of the paper's recursion (Appendix D.1) in the same run. Prints a table and
 writes ``benchmarks/results/trees.json``. Not run by the tests.
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from whcore.trees import spectrum
+from whcore.core.trees import spectrum
 
 ROOT = Path(__file__).resolve().parents[1]
 GROUP_SIZES = [4, 4, 2, 3, 3, 3, 3, 2, 4, 4, 2, 2, 2, 2]  # SGEMM's 14 parameters, one-hot
@@ -32,8 +32,8 @@ GROUP_SIZES = [4, 4, 2, 3, 3, 3, 3, 2, 4, 4, 2, 2, 2, 2]  # SGEMM's 14 parameter
 
 def load_sgemm(rows: int, seed: int = 0):
     """(x, y, source): the real binarized SGEMM if reachable, else a same-shape stand-in."""
-    from whcore import datasets
-    from whcore.jobs import standardize
+    from whcore.data import datasets
+    from whcore.pipeline.jobs import standardize
 
     mirror = os.environ.get("WHCORE_DATA_MIRROR") or ROOT.parent / "shared" / "datasets" / "raw"
     try:

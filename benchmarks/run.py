@@ -8,7 +8,7 @@
    reference implementation's dense product x @ H_b (H_b prebuilt), b = 10..14, one row;
    the bytes each allocates (every tensor it creates, counted by a dispatch mode; the dense
    matrix included for the reference).
-2. step: one training step (``whcore.training.step``: minibatch MSE, penalty, backward, fused
+2. step: one training step (``whcore.core.training.step``: minibatch MSE, penalty, backward, fused
    Adam) with HashWH against the same step whose penalty evaluates the network on 2^b fixed
    inputs with a trivial penalty (lam * mean of the outputs): the ratio isolates sigma sampling,
    XOR doubling and the FWHT. Real-data network sizes (n, c) = (13, 10), (40, 10), (80, 10),
@@ -46,11 +46,11 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from whcore.io import atomic_path
-from whcore.models import MLP
-from whcore.regularizers import Context, Regularizer, make_regularizer
-from whcore.training import Data, TrainConfig, make_optimizer, pick_device, step, train
-from whcore.wht import _butterflies, fwht, hadamard_matrix
+from whcore.core.io import atomic_path
+from whcore.core.models import MLP
+from whcore.core.regularizers import Context, Regularizer, make_regularizer
+from whcore.core.training import Data, TrainConfig, make_optimizer, pick_device, step, train
+from whcore.core.wht import _butterflies, fwht, hadamard_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -302,8 +302,8 @@ def bench_ens_epoch(device: torch.device, quick: bool) -> dict:
 def spectrum_job():
     """The spectrum-evolution job: g* on n = 10 (degree <= 5), train 200, validation the rest,
     and its per-epoch exact-spectrum callback."""
-    from whcore.jobs import _spectrum_callback
-    from whcore.synthetic import random_sparse, sample_inputs
+    from whcore.pipeline.jobs import _spectrum_callback
+    from whcore.data.synthetic import random_sparse, sample_inputs
 
     target = random_sparse(10, 10, 5, seed=0)
     x = sample_inputs(10, 2**10, 0)
@@ -315,14 +315,14 @@ def spectrum_job():
 def entacmaea_job():
     """Entacmaea (n = 13): train 200, validation and test the rest, y standardized; a
     synthetic stand-in of the same shape if the data cannot be read."""
-    from whcore import datasets
-    from whcore.jobs import split_data
+    from whcore.data import datasets
+    from whcore.pipeline.jobs import split_data
 
     try:
         frame = datasets.load("entacmaea", ROOT / "resources", mirror=MIRROR)
         x, y, source = frame.drop(columns="y").to_numpy(np.uint8), frame["y"].to_numpy(), "real"
     except (OSError, ValueError) as err:
-        from whcore.synthetic import random_sparse, sample_inputs
+        from whcore.data.synthetic import random_sparse, sample_inputs
 
         print(f"entacmaea unavailable ({err}); using a synthetic stand-in")
         x = sample_inputs(13, 2**13, 0)

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-# --- real datasets (whcore.datasets) -------------------------------------------------------------
+# --- real datasets (whcore.data.datasets) -------------------------------------------------------------
 
 _LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost"}
 
@@ -57,7 +57,7 @@ def data_mirror() -> Path:
 def real_dataset(data_mirror, tmp_path_factory):
     """A function name -> namespace(frame, raw, parquet, seconds): each real dataset is copied
     from the mirror and binarized once per test session."""
-    from whcore.datasets import binarize, download, paths
+    from whcore.data.datasets import binarize, download, paths
 
     root = tmp_path_factory.mktemp("resources")
     cache = {}

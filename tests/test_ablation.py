@@ -5,10 +5,10 @@ import pandas as pd
 import pytest
 from sklearn.ensemble import RandomForestRegressor
 
-from whcore import ablation
-from whcore.cli import main
-from whcore.figures.ablation import ablation_figure
-from whcore.trees import spectrum
+from whcore.pipeline import ablation
+from whcore.pipeline.cli import main
+from whcore.pipeline.figures.ablation import ablation_figure
+from whcore.core.trees import spectrum
 
 
 def _data(n=8, rows=600, seed=0):

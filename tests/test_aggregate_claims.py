@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from whcore.aggregate import forward_fill_epochs, run_summaries, select_models, summarize
-from whcore.claims import FAILS, HOLDS, UNSURE, ablation_claims, real_claims
+from whcore.pipeline.aggregate import forward_fill_epochs, run_summaries, select_models, summarize
+from whcore.pipeline.claims import FAILS, HOLDS, UNSURE, ablation_claims, real_claims
 
 
 def records(method, lam, seed, val, test, status=None):

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from whcore import baselines
-from whcore.cli import main
-from whcore.jobs import load_job_data
-from whcore.splits import split_indices
+from whcore.pipeline import baselines
+from whcore.pipeline.cli import main
+from whcore.pipeline.jobs import load_job_data
+from whcore.data.splits import split_indices
 
 SIZES = {"train": 60, "val": 60, "test": 60}
 
@@ -68,26 +68,28 @@ def test_xgboost_grid(tmp_path):
     assert records["max_depth"].tolist() == [2, 3] and records["val_r2"].notna().all()
 
 
-def test_paper_grids_and_bad_grids():
-    assert baselines.paper_grid("rf", "entacmaea")["max_depth"] == [5, 10, 15]
-    assert baselines.paper_grid("xgboost", "gb1")["max_depth"] == [10, 20, 30, 40, 50]
-    assert len(baselines.grid_points("rf", baselines.paper_grid("rf"))) == 20
+def test_bad_grids():
+    assert len(baselines.grid_points("rf", {"n_estimators": [1, 2], "max_depth": [3, 4]})) == 4
     with pytest.raises(ValueError, match="exactly the keys"):
         baselines.grid_points("rf", {"alpha": [1]})
     with pytest.raises(ValueError, match="non-empty list"):
         baselines.grid_points("lasso", {"alpha": []})
     with pytest.raises(ValueError, match="unknown baseline family"):
-        baselines.paper_grid("svm")
+        baselines.grid_points("svm", {"alpha": [1]})
 
 
 def test_cli(tmp_path, capsys):
     path = _table(tmp_path / "t.parquet")
     out = tmp_path / "runs" / "lasso.parquet"
-    args = ["baselines", "--data", str(path), "--family", "lasso", "--train-size", "60",
-            "--val-size", "60", "--test-size", "rest", "--data-seed", "0", "--threads", "1",
-            "--out", str(out)]
-    assert main(args + ["--grid", json.dumps({"alpha": [0.01, 0.1]})]) == 0
+
+    def spec(grid):
+        return json.dumps({"dataset": "toy", "family": "lasso", "grid": grid,
+                           "data": {"path": str(path), "train_size": 60, "val_size": 60,
+                                    "test_size": "rest", "data_seed": 0, "standardize": False},
+                           "outputs": {"records": str(out)}})
+
+    assert main(["baselines", "--spec", spec({"alpha": [0.01, 0.1]})]) == 0
     assert len(pd.read_parquet(out)) == 2
-    assert main(args + ["--grid", "{alpha: 1"]) == 2
-    assert "--grid is not valid JSON" in capsys.readouterr().err
-    assert main(args[:2] + [str(tmp_path / "missing.parquet")] + args[3:]) == 2
+    assert main(["baselines", "--spec", "{alpha: 1"]) == 2
+    assert "--spec is not valid JSON" in capsys.readouterr().err
+    assert main(["baselines", "--spec", spec({"alpha": [0.01]}).replace("t.parquet", "x.parquet")]) == 2

@@ -10,12 +10,12 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from whcore import binarize as parsers
-from whcore.binarize import RawFormatError
-from whcore.cli import main
-from whcore.datasets import binarize, get
-from whcore.download import sha256_of
-from whcore.io import read_parquet_metadata
+from whcore.data import parsers
+from whcore.data.parsers import RawFormatError
+from whcore.pipeline.cli import main
+from whcore.data.datasets import binarize, get
+from whcore.data.download import sha256_of
+from whcore.core.io import read_parquet_metadata
 
 pytestmark = pytest.mark.usefixtures("no_network")
 

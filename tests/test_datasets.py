@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 import torch
 
-from whcore import datasets
-from whcore.cli import main
-from whcore.download import sha256_of
-from whcore.io import read_parquet_metadata
-from whcore.jobs import load_job_data
-from whcore.wht import all_inputs
+from whcore.data import datasets
+from whcore.pipeline.cli import main
+from whcore.data.download import sha256_of
+from whcore.core.io import read_parquet_metadata
+from whcore.pipeline.jobs import load_job_data
+from whcore.core.wht import all_inputs
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -182,7 +182,7 @@ def test_split_is_a_pure_function_of_its_arguments():
     a, b = datasets.split("gb1", 200, 0), datasets.split("gb1", 200, 0)
     np.testing.assert_array_equal(a.val, b.val)
     assert not np.array_equal(a.train, datasets.split("gb1", 200, 1).train)
-    # Golden values: SplitMix64 in whcore.rng is fully specified integer arithmetic, so these
+    # Golden values: SplitMix64 in whcore.core.rng is fully specified integer arithmetic, so these
     # indices must never change across platforms or NumPy / PyTorch versions.
     assert a.train[:6].tolist() == [11357, 91886, 104671, 129238, 64622, 110293]
     assert a.val[:3].tolist() == [50684, 134498, 11744]

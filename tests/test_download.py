@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from whcore.download import DownloadError, fetch, resolve_mirror, sha256_of
+from whcore.data.download import DownloadError, fetch, resolve_mirror, sha256_of
 
 pytestmark = pytest.mark.usefixtures("no_network")
 

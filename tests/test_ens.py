@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from whcore.regularizers import Context, make_regularizer
-from whcore.rng import derive_seed
-from whcore.spright import SprightDesign
-from whcore.synthetic import random_sparse, sample_inputs
-from whcore.training import Data, TrainConfig, train
+from whcore.core.regularizers import Context, make_regularizer
+from whcore.core.rng import derive_seed
+from whcore.core.spright import SprightDesign
+from whcore.data.synthetic import random_sparse, sample_inputs
+from whcore.core.training import Data, TrainConfig, train
 
 CPU = torch.device("cpu")
 

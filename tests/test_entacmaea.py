@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from whcore import hadamard_matrix
-from whcore.cli import main
-from whcore.entacmaea import energy_by_degree, spectrum, top_coefficients
-from whcore.figures.entacmaea import energy_figure
-from whcore.io import read_parquet_metadata
-from whcore.wht import all_inputs
+from whcore.pipeline.cli import main
+from whcore.pipeline.entacmaea import energy_by_degree, spectrum, top_coefficients
+from whcore.pipeline.figures.entacmaea import energy_figure
+from whcore.core.io import read_parquet_metadata
+from whcore.core.wht import all_inputs
 
 pytestmark = pytest.mark.usefixtures("no_network")
 

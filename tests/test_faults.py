@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from whcore.cli import main as whcore
-from whcore.datasets import REGISTRY
-from whcore.download import sha256_of
-from whcore.io import read_parquet_metadata
+from whcore.pipeline.cli import main as whcore
+from whcore.data.datasets import REGISTRY
+from whcore.data.download import sha256_of
+from whcore.core.io import read_parquet_metadata
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
@@ -236,7 +236,7 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     assert hashwh["diverged_reason"].str.contains("NaN or infinite").all()
     assert (selected.loc["standard", "n_diverged_configs"] == 0).all()
 
-    from whcore.aggregate import summarize
+    from whcore.pipeline.aggregate import summarize
 
     summary = summarize(selected.reset_index(), ["variant"], "val_r2").set_index("variant")
     assert summary.loc["hashwh_b3", "n_diverged"] == 2 and summary.loc["hashwh_b3", "count"] == 0

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from whcore import fullwh_penalty, fwht, hashed_inputs, hashwh_penalty, sample_sigma
-from whcore.wht import all_inputs, bits_to_int, int_to_bits
+from whcore.core.wht import all_inputs, bits_to_int, int_to_bits
 
 
 def sparse_function(n, coefficients):
@@ -117,8 +117,8 @@ def test_bad_sigma():
 
 @pytest.mark.parametrize("repetitions", [1, 3])
 def test_hashwh_regularizer_buffers_match_the_reference_penalty(repetitions):
-    from whcore.models import MLP
-    from whcore.regularizers import Context, make_regularizer
+    from whcore.core.models import MLP
+    from whcore.core.regularizers import Context, make_regularizer
 
     seeds = [3, 4]
     net = MLP(9, 2, seeds=seeds)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from whcore import MLP
-from whcore.models import layer_sizes
+from whcore.core.models import layer_sizes
 
 
 def test_layer_sizes_follow_the_paper():

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from whcore.datasets import REGISTRY, download
-from whcore.download import sha256_of
+from whcore.data.datasets import REGISTRY, download
+from whcore.data.download import sha256_of
 
 from conftest import TINY
 
@@ -129,7 +129,7 @@ def test_a_target_path_cannot_run_a_shell_command(tmp_path, snakemake):
 
 
 def test_outputs_honour_the_umask(tmp_path, data_mirror):
-    from whcore.io import write_parquet
+    from whcore.core.io import write_parquet
     import pandas as pd
 
     old = os.umask(0o022)

@@ -5,9 +5,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from whcore.cli import main
-from whcore.io import read_parquet_metadata
-from whcore.spec import SpecError, load_spec, validate_spec
+from whcore.pipeline.cli import main
+from whcore.core.io import read_parquet_metadata
+from whcore.pipeline.spec import SpecError, load_spec, validate_spec
 
 
 def spec_for(target: Path, **overrides) -> dict:

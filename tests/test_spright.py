@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from whcore import spright
-from whcore.models import MLP
-from whcore.spectrum import exact_spectrum
-from whcore.wht import all_inputs, fwht, int_to_bits
+from whcore.core import spright
+from whcore.core.models import MLP
+from whcore.core.spectrum import exact_spectrum
+from whcore.core.wht import all_inputs, fwht, int_to_bits
 
 
 def random_spectrum(n: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

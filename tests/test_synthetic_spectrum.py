@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 import torch
 
-from whcore.spectrum import dense_target_spectrum, exact_spectrum, sae, spectral_metrics
-from whcore.synthetic import SparseTarget, degree_ladder, random_sparse, sample_inputs
-from whcore.wht import all_inputs, hadamard_matrix
+from whcore.core.spectrum import dense_target_spectrum, exact_spectrum, sae, spectral_metrics
+from whcore.data.synthetic import SparseTarget, degree_ladder, random_sparse, sample_inputs
+from whcore.core.wht import all_inputs, hadamard_matrix
 
 
 def test_degree_ladder():

@@ -3,9 +3,9 @@ import pandas as pd
 import pytest
 
 from whcore import Data, TrainConfig, train
-from whcore.regularizers import Context, make_regularizer
-from whcore.synthetic import random_sparse, sample_inputs
-from whcore.training import EarlyStopping
+from whcore.core.regularizers import Context, make_regularizer
+from whcore.data.synthetic import random_sparse, sample_inputs
+from whcore.core.training import EarlyStopping
 
 
 def sparse_data(n=10, train_size=200, seed=0):

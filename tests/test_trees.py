@@ -11,9 +11,9 @@ from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from whcore import trees
-from whcore.trees import SparseSpectrum, spectrum
-from whcore.wht import all_inputs, fwht
+from whcore.core import trees
+from whcore.core.trees import SparseSpectrum, spectrum
+from whcore.core.wht import all_inputs, fwht
 
 
 def _problem(n, rows=300, seed=0):
@@ -26,7 +26,7 @@ def _problem(n, rows=300, seed=0):
 
 
 def _dense_wht(values: np.ndarray) -> np.ndarray:
-    """G = 2^-n H_n g with the library's FWHT (a path independent of whcore.trees)."""
+    """G = 2^-n H_n g with the library's FWHT (a path independent of whcore.core.trees)."""
     return fwht(torch.from_numpy(values)).numpy() / len(values)
 
 

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from whcore import fwht, hadamard_matrix
-from whcore.wht import all_inputs, bits_to_int, degree, degrees, int_to_bits
+from whcore.core.wht import all_inputs, bits_to_int, degree, degrees, int_to_bits
 
 
 @pytest.mark.parametrize("m", range(14))
@@ -73,7 +73,7 @@ def test_cuda_matches_cpu():
 
 @pytest.mark.parametrize("m", [1, 6, 7, 8, 13, 14, 15, 16])
 def test_float32_kronecker_path_matches_butterflies(m):
-    from whcore.wht import _butterflies
+    from whcore.core.wht import _butterflies
 
     x = torch.randn(2, 2**m, generator=torch.Generator().manual_seed(m))
     ref = _butterflies(x.double())

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from whcore.figures.registry import FIGURES
+from whcore.pipeline.figures.registry import FIGURES
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"

@@ -13,16 +13,16 @@ __version__ = "0.1.0"
 # The names below load on first use (PEP 562), so that commands which never touch PyTorch
 # (downloads, figures, baselines) start without importing it.
 _LOCATIONS = {
-    "fwht": "wht",
-    "hadamard_matrix": "wht",
-    "hashed_inputs": "hashing",
-    "hashwh_penalty": "hashing",
-    "sample_sigma": "hashing",
-    "fullwh_penalty": "hashing",
-    "MLP": "models",
-    "train": "training",
-    "TrainConfig": "training",
-    "Data": "training",
+    "fwht": "core.wht",
+    "hadamard_matrix": "core.wht",
+    "hashed_inputs": "core.hashing",
+    "hashwh_penalty": "core.hashing",
+    "sample_sigma": "core.hashing",
+    "fullwh_penalty": "core.hashing",
+    "MLP": "core.models",
+    "train": "core.training",
+    "TrainConfig": "core.training",
+    "Data": "core.training",
 }
 
 

@@ -1,81 +1,78 @@
 # Run records -> one set of tidy tables per experiment (model selection on validation),
-# and the claims report checked against them.
+# and the claims report checked against them. The three aggregations share one pattern.
+
+
+def aggregate_inputs(experiment):
+    inputs = {"runs": CONTRACT.outputs("train", experiment=experiment)}
+    if experiment == "spectrum":
+        inputs["spectra"] = CONTRACT.spectra()
+        inputs["targets"] = CONTRACT.outputs("target", experiment="spectrum")
+    if experiment == "real":
+        inputs["baselines"] = CONTRACT.outputs("baselines")
+    return inputs
+
+
+def aggregate_shell(experiment):
+    roles = " ".join(f"--{role} {{input.{role}:q}}" for role in aggregate_inputs(experiment))
+    return f"whcore aggregate --spec {{params.spec:q}} {roles} > {{log:q}} 2>&1"
 
 
 rule aggregate_spectrum:
     input:
-        runs=runs_of("spectrum"),
-        spectra=spectra_of_spectrum_runs(),
-        targets=sorted(p for p, t in TARGETS.items() if t.experiment == "spectrum"),
+        **aggregate_inputs("spectrum"),
     output:
-        expand(
-            "{tables}/{name}.parquet",
-            tables=TABLES,
-            name=["spectrum_selected", "spectrum_epochs", "spectrum_heatmap"],
-        ),
+        [table(name) for name in AGGREGATE_TABLES["spectrum"]],
     log:
-        "logs/aggregate/spectrum.log",
+        f"{LAYOUT.logs}/aggregate/spectrum.log",
     conda:
         ENV
     params:
-        size=config["spectrum"]["figure_train_size"],
-        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+        spec=aggregate_spec("spectrum"),
     shell:
-        "whcore aggregate spectrum --runs {input.runs} --spectra {input.spectra} "
-        "--targets {input.targets} --figure-train-size {params.size} --out-dir {params.out_dir} "
-        "> {log} 2>&1"
+        aggregate_shell("spectrum")
 
 
 rule aggregate_synthetic:
     input:
-        runs=runs_of("synthetic"),
+        **aggregate_inputs("synthetic"),
     output:
-        expand(
-            "{tables}/{name}.parquet",
-            tables=TABLES,
-            name=["synthetic_selected", "synthetic_summary", "synthetic_curves"],
-        ),
+        [table(name) for name in AGGREGATE_TABLES["synthetic"]],
     log:
-        "logs/aggregate/synthetic.log",
+        f"{LAYOUT.logs}/aggregate/synthetic.log",
     conda:
         ENV
     params:
-        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+        spec=aggregate_spec("synthetic"),
     shell:
-        "whcore aggregate synthetic --runs {input.runs} --out-dir {params.out_dir} > {log} 2>&1"
+        aggregate_shell("synthetic")
 
 
 rule aggregate_real:
     input:
-        runs=runs_of("real"),
-        baselines=sorted(BASELINES),
+        **aggregate_inputs("real"),
     output:
-        expand(
-            "{tables}/{name}.parquet",
-            tables=TABLES,
-            name=["real_selected", "real_summary"],
-        ),
+        [table(name) for name in AGGREGATE_TABLES["real"]],
     log:
-        "logs/aggregate/real.log",
+        f"{LAYOUT.logs}/aggregate/real.log",
     conda:
         ENV
     params:
-        out_dir=lambda wildcards, output: os.path.dirname(output[0]),
+        spec=aggregate_spec("real"),
     shell:
-        "whcore aggregate real --runs {input.runs} --baselines {input.baselines} "
-        "--out-dir {params.out_dir} > {log} 2>&1"
+        aggregate_shell("real")
 
 
 rule claims:
     input:
         claim_tables(),
     output:
-        md="results/claims.md",
-        json="results/claims.json",
+        md=f"{LAYOUT.claims}.md",
+        json=f"{LAYOUT.claims}.json",
     log:
-        "logs/aggregate/claims.log",
+        f"{LAYOUT.logs}/claims.log",
     conda:
         ENV
+    params:
+        spec=json.dumps({"outputs": {"md": f"{LAYOUT.claims}.md", "json": f"{LAYOUT.claims}.json"}}),
     shell:
-        "whcore claims --tables {input} --out-md {output.md} --out-json {output.json} "
-        "> {log} 2>&1"
+        "whcore claims --spec {params.spec:q} --tables {input:q} > {log:q} 2>&1"

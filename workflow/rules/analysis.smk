@@ -3,11 +3,13 @@
 
 rule ablation:
     input:
-        "resources/data/{dataset}.parquet",
+        Layout.DATA,
     output:
-        f"{TABLES}/ablation_{{dataset}}.parquet",
+        table("ablation_{dataset}"),
     log:
-        "logs/ablation/{dataset}.log",
+        LAYOUT.log(table("ablation_{dataset}")),
+    wildcard_constraints:
+        dataset=DATASETS,
     conda:
         ENV
     threads: 2
@@ -15,22 +17,21 @@ rule ablation:
         mem_mb=8000,
         runtime="2h",
     params:
-        args=ablation_args,
+        spec=CONTRACT.spec_of(table("ablation_{dataset}")),
     shell:
-        "whcore ablation --data {input} {params.args} --threads {threads} --out {output} "
-        "> {log} 2>&1"
+        "whcore ablation --spec {params.spec:q} --threads {threads} > {log:q} 2>&1"
 
 
 rule entacmaea_energy:
     input:
-        "resources/data/entacmaea.parquet",
+        Layout.data("entacmaea"),
     output:
-        f"{TABLES}/entacmaea_energy.parquet",
+        table("entacmaea_energy"),
     log:
-        "logs/analysis/entacmaea_energy.log",
+        LAYOUT.log(table("entacmaea_energy")),
     conda:
         ENV
     params:
-        top=config["entacmaea_energy"]["top"],
+        spec=CONTRACT.spec_of(table("entacmaea_energy")),
     shell:
-        "whcore entacmaea-energy --data {input} --top {params.top} --out {output} > {log} 2>&1"
+        "whcore entacmaea-energy --spec {params.spec:q} > {log:q} 2>&1"

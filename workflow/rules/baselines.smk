@@ -4,13 +4,13 @@
 
 rule baselines:
     input:
-        "resources/data/{dataset}.parquet",
+        CONTRACT.inputs_of(LAYOUT.baseline),
     output:
-        "results/runs/real/{dataset}/{family}/grid/size{size}_dseed{dseed}.parquet",
+        LAYOUT.baseline,
     log:
-        "logs/baselines/{dataset}/{family}/size{size}_dseed{dseed}.log",
+        LAYOUT.log(LAYOUT.baseline),
     wildcard_constraints:
-        family="lasso|rf|xgboost",
+        family="|".join(BASELINE_FAMILIES),
     conda:
         ENV
     threads: 2
@@ -18,7 +18,6 @@ rule baselines:
         mem_mb=8000,
         runtime="4h",
     params:
-        args=baseline_args,
+        spec=CONTRACT.spec_of(LAYOUT.baseline),
     shell:
-        "whcore baselines --data {input} {params.args} --threads {threads} --out {output} "
-        "> {log} 2>&1"
+        "whcore baselines --spec {params.spec:q} --threads {threads} > {log:q} 2>&1"

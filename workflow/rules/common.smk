@@ -1,59 +1,39 @@
-# Configuration, the experiment grid and path helpers shared by all rules.
+# Configuration and the job contract. Every path and every spec comes from
+# whcore.pipeline.contract; rules only name a pattern and ask for the job's spec by it.
 import json
 import os
 import re
 
-from snakemake.utils import validate
+from whcore.core.methods import METHOD_INFO
+from whcore.data.datasets import REGISTRY
+from whcore.pipeline.contract import BASELINE_FAMILIES, Contract, Layout, validate_config
+from whcore.pipeline.figures.registry import FIGURES
 
-from whcore import grid
-from whcore.datasets import REGISTRY
-from whcore.figures.registry import FIGURES
-
-validate(config, schema="../schemas/config.schema.yaml")
-grid.check_config(config)
+validate_config(
+    config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
+)
 
 ENV = "../../envs/whcore.yaml"
-TABLES = "results/tables"
-FIGURE_DIR = "results/figures"
+CONTRACT = Contract(config)
+LAYOUT = CONTRACT.layout
+METHODS = "|".join(METHOD_INFO)
+DATASETS = "|".join(REGISTRY)
 
-TARGETS = {job.path: job for job in grid.target_jobs(config)}
-TRAIN = {job.records: job for job in grid.training_jobs(config)}
-BASELINES = {job.records: job for job in grid.baseline_jobs(config)}
-# The data mirror is passed to jobs through the environment, never as a rule param (a param
-# change would replan every download and everything downstream).
+# Settings that never change a result reach the jobs through the environment, never as rule
+# params (a param change would replan every job downstream).
 if config["data_mirror"]:
     os.environ["WHCORE_DATA_MIRROR"] = config["data_mirror"]
+os.environ["WHCORE_DEVICE"] = config["device"]
+os.environ["WHCORE_LOG_EVERY"] = str(config["log_every"])
 GPU = 1 if config["device"] == "cuda" else 0
 
 
-def lookup_job(jobs, path):
-    """The grid's job for an output path, or a clear error for a path outside the grid."""
-    if path not in jobs:
-        raise ValueError(
-            f"{path} is not part of the configured grid; request a figure, an experiment's "
-            "tables or `all` instead of an arbitrary run file"
-        )
-    return jobs[path]
-
-
-def run_path(wildcards, experiment=None):
-    experiment = experiment or wildcards.experiment
-    return (
-        f"results/runs/{experiment}/{wildcards.dataset}/{wildcards.method}/"
-        f"{wildcards.config}/size{wildcards.size}_dseed{wildcards.dseed}.parquet"
-    )
+def table(name):
+    return LAYOUT.table_path(name)
 
 
 def raw_file(wildcards):
-    return f"resources/raw/{wildcards.dataset}/{REGISTRY[wildcards.dataset].file}"
-
-
-def runs_of(experiment):
-    return sorted(p for p, job in TRAIN.items() if job.experiment == experiment)
-
-
-def spectra_of_spectrum_runs():
-    return sorted(job.spectra for job in TRAIN.values() if job.experiment == "spectrum")
+    return LAYOUT.RAW.format(dataset=wildcards.dataset, filename=REGISTRY[wildcards.dataset].file)
 
 
 def table_paths(figure_id):
@@ -61,11 +41,9 @@ def table_paths(figure_id):
     paths = []
     for name in FIGURES[figure_id].tables:
         if name == "ablation":
-            paths += [
-                f"{TABLES}/ablation_{d}.parquet" for d in config["ablation"]["datasets"]
-            ]
+            paths += [table(f"ablation_{d}") for d in config["ablation"]["datasets"]]
         else:
-            paths.append(f"{TABLES}/{name}.parquet")
+            paths.append(table(name))
     return paths
 
 
@@ -78,6 +56,7 @@ def figure_settings():
         "runtime_n": synthetic["runtime_figure"]["n"],
         "runtime_c": synthetic["runtime_figure"]["c"],
         "runtime_dataset": config["real"]["runtime_dataset"],
+        "run_name": config["run_name"],
     }
 
 
@@ -89,6 +68,12 @@ EXPERIMENT_OF_FIGURE = {
     "entacmaea": "entacmaea_energy",
 }
 
+AGGREGATE_TABLES = {
+    "spectrum": ["spectrum_selected", "spectrum_epochs", "spectrum_heatmap"],
+    "synthetic": ["synthetic_selected", "synthetic_summary", "synthetic_curves"],
+    "real": ["real_selected", "real_summary"],
+}
+
 
 def enabled_figures():
     return [
@@ -98,52 +83,15 @@ def enabled_figures():
     ]
 
 
-def all_outputs():
-    outputs = [f"{FIGURE_DIR}/{fid}.pdf" for fid in enabled_figures()]
-    return outputs + ["results/claims.md"]
-
-
-def target_args(wildcards):
-    job = lookup_job(
-        TARGETS, f"results/synthetic/{wildcards.experiment}/{wildcards.dataset}.json"
-    )
-    args = f"--family {job.family} --n {job.n} --max-degree {job.max_degree} --seed {job.seed}"
-    return args + (f" --k {job.k}" if job.k is not None else "")
-
-
-def train_shell(extra=""):
-    """The training command shared by the training rules."""
-    return (
-        "whcore train --spec-json {params.spec:q} --threads {threads} --out {output.runs}"
-        f"{extra} > {{log}} 2>&1"
-    )
-
-
-def train_input(wildcards, experiment=None):
-    return lookup_job(TRAIN, run_path(wildcards, experiment)).data_input
-
-
-def train_spec(wildcards, experiment=None):
-    return json.dumps(lookup_job(TRAIN, run_path(wildcards, experiment)).spec)
-
-
-def baseline_args(wildcards, output):
-    job = lookup_job(BASELINES, output[0])
-    return (
-        f"--family {job.family} --train-size {job.train_size} --val-size {job.val_size} "
-        f"--test-size {job.test_size} --data-seed {job.data_seed} "
-        f"--grid {json.dumps(job.grid)!r}"
-        + (" --standardize" if job.standardize else "")
-    )
-
-
-def ablation_args(wildcards):
-    forest = config["ablation"]["datasets"][wildcards.dataset]
-    return (
-        f"--train-size {forest['train_size']} --test-size {forest['test_size']} "
-        f"--max-depth {forest['max_depth']} --n-trees {forest['n_trees']} "
-        f"--steps {config['ablation']['steps']} --seed {config['ablation']['seed']}"
-    )
+def aggregate_spec(experiment):
+    """The aggregation job's spec: its outputs and what it selects on (inputs come as files)."""
+    spec = {
+        "experiment": experiment,
+        "outputs": {name: table(name) for name in AGGREGATE_TABLES[experiment]},
+    }
+    if experiment == "spectrum":
+        spec["figure_train_size"] = config["spectrum"]["figure_train_size"]
+    return json.dumps(spec, sort_keys=True)
 
 
 def claim_tables():
@@ -156,8 +104,24 @@ def claim_tables():
         "entacmaea_energy": ["entacmaea_energy"],
     }
     return [
-        f"{TABLES}/{name}.parquet"
+        table(name)
         for experiment, tables in names.items()
         if config[experiment]["enabled"]
         for name in tables
     ]
+
+
+def all_tables():
+    """Every table of the enabled experiments: targets of `all`, so a lost table is rebuilt."""
+    names = [
+        name
+        for experiment, tables in AGGREGATE_TABLES.items()
+        if config[experiment]["enabled"]
+        for name in tables
+    ]
+    return [table(name) for name in names] + claim_tables()
+
+
+def all_outputs():
+    figures = [f"{LAYOUT.figure.format(figure=fid)}.pdf" for fid in enabled_figures()]
+    return sorted(set(figures + all_tables())) + [f"{LAYOUT.claims}.md"]

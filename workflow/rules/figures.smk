@@ -13,22 +13,26 @@ for figure_id in enabled_figures():
                 str(FIGURES[figure_id].source.with_name("style.py")),
             ],
         output:
-            pdf=f"{FIGURE_DIR}/{figure_id}.pdf",
+            pdf=f"{LAYOUT.figure.format(figure=figure_id)}.pdf",
             png=report(
-                f"{FIGURE_DIR}/{figure_id}.png",
+                f"{LAYOUT.figure.format(figure=figure_id)}.png",
                 caption="../report/figure.rst",
                 category="Figures",
-                labels={"figure": figure_id},
+                labels={"figure": figure_id, "run": config["run_name"]},
             ),
         log:
-            f"logs/figures/{figure_id}.log",
+            f"{LAYOUT.logs}/figures/{figure_id}.log",
         conda:
             ENV
         params:
-            figure=figure_id,
-            settings=json.dumps(figure_settings()),
+            spec=json.dumps(
+                {
+                    "figure": figure_id,
+                    "settings": figure_settings(),
+                    "outputs": {"stem": LAYOUT.figure.format(figure=figure_id)},
+                },
+                sort_keys=True,
+            ),
             caption=FIGURES[figure_id].caption,
-            stem=lambda wildcards, output: os.path.splitext(output.pdf)[0],
         shell:
-            "whcore figure {params.figure} --tables {input.tables} --settings {params.settings:q} "
-            "--out {params.stem} > {log} 2>&1"
+            "whcore figure --spec {params.spec:q} --tables {input.tables:q} > {log:q} 2>&1"

@@ -3,12 +3,12 @@
 
 rule synthetic_target:
     output:
-        "results/synthetic/{experiment}/{dataset}.json",
+        LAYOUT.target,
     log:
-        "logs/synthetic/{experiment}/{dataset}.log",
+        LAYOUT.log(LAYOUT.target),
     conda:
         ENV
     params:
-        args=target_args,
+        spec=CONTRACT.spec_of(LAYOUT.target),
     shell:
-        "whcore synthetic {params.args} --out {output} > {log} 2>&1"
+        "whcore synthetic --spec {params.spec:q} > {log:q} 2>&1"

@@ -1,17 +1,18 @@
 # Network training: one job per (experiment, dataset or g*, method, hyperparameters,
-# train size, data seed); all training seeds inside the job.
+# train size, data seed); all training seeds inside the job. The spec (a rule param, so
+# Snakemake reruns a job exactly when its spec changes) names the job's outputs.
 
 
 rule train:
     input:
-        train_input,
+        CONTRACT.inputs_of(LAYOUT.records),
     output:
-        runs="results/runs/{experiment}/{dataset}/{method}/{config}/size{size}_dseed{dseed}.parquet",
+        records=LAYOUT.records,
     log:
-        "logs/train/{experiment}/{dataset}/{method}/{config}/size{size}_dseed{dseed}.log",
+        LAYOUT.log(LAYOUT.records),
     wildcard_constraints:
         experiment="synthetic|real",
-        method="standard|fullwh|ens|hashwh",
+        method=METHODS,
     conda:
         ENV
     threads: config["train_threads"]
@@ -20,29 +21,27 @@ rule train:
         mem_mb=8000,
         runtime="4h",
     params:
-        spec=train_spec,
+        spec=CONTRACT.spec_of(LAYOUT.records),
     shell:
-        train_shell()
+        "whcore train --spec {params.spec:q} --threads {threads} > {log:q} 2>&1"
 
 
-rule train_spectrum:
+SPECTRUM_RECORDS = LAYOUT.records.replace("{experiment}", "spectrum")
+
+
+use rule train as train_spectrum with:
     input:
-        lambda wc: train_input(wc, "spectrum"),
+        CONTRACT.inputs_of(SPECTRUM_RECORDS),
     output:
-        runs="results/runs/spectrum/{dataset}/{method}/{config}/size{size}_dseed{dseed}.parquet",
-        spectra="results/spectra/spectrum/{dataset}/{method}/{config}/size{size}_dseed{dseed}.parquet",
+        records=SPECTRUM_RECORDS,
+        spectra=LAYOUT.spectra.replace("{experiment}", "spectrum"),
     log:
-        "logs/train/spectrum/{dataset}/{method}/{config}/size{size}_dseed{dseed}.log",
+        LAYOUT.log(SPECTRUM_RECORDS),
+    params:
+        spec=CONTRACT.spec_of(SPECTRUM_RECORDS),
     wildcard_constraints:
-        method="standard|fullwh|ens|hashwh",
-    conda:
-        ENV
-    threads: config["train_threads"]
+        method=METHODS,
     resources:
         gpu=GPU,
         mem_mb=4000,
         runtime="2h",
-    params:
-        spec=lambda wc: train_spec(wc, "spectrum"),
-    shell:
-        train_shell(" --spectra {output.spectra}")

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import binarize as _parsers
+from . import parsers as _parsers
 from .download import fetch, sha256_of
-from .io import read_parquet_metadata, write_parquet
+from ..core.io import read_parquet_metadata, write_parquet
 from .splits import Split, split_indices
 
 __all__ = ["NAMES", "DatasetSpec", "REGISTRY", "get", "paths", "download", "binarize", "load",
-           "split", "describe", "add_cli"]
+           "split", "describe"]
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def download(name: str, out: str | Path, mirror: str | Path | None = None, **opt
 
 
 def _metadata(spec: DatasetSpec, digest: str, frame: pd.DataFrame) -> dict:
-    from . import __version__
+    from .. import __version__
 
     return {"dataset": spec.name, "source_file": spec.file, "source_sha256": digest,
             "n": frame.shape[1] - 1, "rows": len(frame), "whcore_version": __version__,
@@ -208,7 +208,7 @@ def _binarize(spec: DatasetSpec, raw: Path, out: Path, verify: bool) -> pd.DataF
 
 
 def _is_current(parquet: Path, spec: DatasetSpec) -> bool:
-    from . import __version__
+    from .. import __version__
 
     if not parquet.is_file():
         return False
@@ -256,64 +256,3 @@ def describe(name: str, parquet: str | Path) -> str:
          f"(sha256 {meta.get('source_sha256', '?')})"),
         f"split rule: validation {spec.val_size}, test {spec.test_size}",
     ])
-
-
-# --- command line --------------------------------------------------------------------------------
-
-def _cmd_download(args) -> None:
-    path = download(args.dataset, args.out, args.mirror, retries=args.retries, timeout=args.timeout)
-    print(f"{path}: ok (sha256 {get(args.dataset).sha256})")
-
-
-def _cmd_binarize(args) -> None:
-    frame = binarize(args.dataset, args.raw, args.out, verify=not args.no_verify)
-    print(f"wrote {args.out}: {len(frame)} rows x {frame.shape[1] - 1} features")
-
-
-def _cmd_describe(args) -> None:
-    print(describe(args.dataset, args.data))
-
-
-def _cmd_entacmaea_energy(args) -> None:
-    from .entacmaea import write_energy_tables
-
-    table = write_energy_tables(args.data, args.out, args.top, args.coefficients,
-                                args.include_constant)
-    shares = ", ".join(f"{d}: {f:.1%}" for d, f in zip(table["degree"], table["top_fraction"]) if f)
-    print(f"wrote {args.out}: top-{args.top} energy by degree {shares}")
-
-
-def add_cli(sub) -> None:
-    """Register download, binarize, describe and entacmaea-energy (Figure 5d itself is drawn by
-    `whcore figure fig5d_entacmaea_energy`)."""
-    p = sub.add_parser("download", help="fetch a raw dataset file (mirror, then pinned URLs)")
-    p.add_argument("dataset", choices=NAMES)
-    p.add_argument("--out", required=True, help="where the raw file goes, e.g. "
-                   "resources/raw/<dataset>/<file>")
-    p.add_argument("--mirror", help="mirror folder (default: $WHCORE_DATA_MIRROR; '' for none)")
-    p.add_argument("--retries", type=int, default=3, help="attempts per URL (default 3)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt (default 60)")
-    p.set_defaults(func=_cmd_download)
-
-    p = sub.add_parser("binarize", help="raw file -> binary design matrix Parquet")
-    p.add_argument("dataset", choices=NAMES)
-    p.add_argument("--raw", required=True, help="the raw file from `whcore download`")
-    p.add_argument("--out", required=True, help="e.g. resources/data/<dataset>.parquet")
-    p.add_argument("--no-verify", action="store_true",
-                   help="skip the sha256 and shape checks (for deliberately modified files)")
-    p.set_defaults(func=_cmd_binarize)
-
-    p = sub.add_parser("describe", help="shape, feature names, target summary and source")
-    p.add_argument("dataset", choices=NAMES)
-    p.add_argument("--data", required=True, help="the binarized Parquet")
-    p.set_defaults(func=_cmd_describe)
-
-    p = sub.add_parser("entacmaea-energy",
-                       help="exact WHT of Entacmaea: top coefficients and energy per degree")
-    p.add_argument("--data", required=True, help="resources/data/entacmaea.parquet")
-    p.add_argument("--out", required=True, help="energy-per-degree table (Parquet)")
-    p.add_argument("--top", type=int, default=100, help="largest-amplitude coefficients (100)")
-    p.add_argument("--coefficients", help="also write the top coefficients here (Parquet)")
-    p.add_argument("--include-constant", action="store_true",
-                   help="rank the constant (degree-0) coefficient too; the paper left it out")
-    p.set_defaults(func=_cmd_entacmaea_energy)

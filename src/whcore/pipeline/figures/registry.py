@@ -148,7 +148,7 @@ def draw_figure(figure_id: str, tables: dict, settings: dict):
     from .style import NothingToShow, note_figure
 
     fig = FIGURES[figure_id]
-    module = importlib.import_module(f"whcore.figures.{fig.module}")
+    module = importlib.import_module(f"whcore.pipeline.figures.{fig.module}")
     try:
         return getattr(module, fig.function)(tables, settings, **fig.kwargs)
     except NothingToShow as reason:

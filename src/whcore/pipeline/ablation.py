@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .rng import derive_seed
+from ..core.rng import derive_seed
 
-__all__ = ["ORDERS", "deletion_order", "prune_scores", "run_ablation", "add_cli"]
+__all__ = ["ORDERS", "deletion_order", "prune_scores", "run_ablation"]
 
 ORDERS = ("degree", "amplitude")
 
@@ -77,8 +77,8 @@ def run_ablation(x, y, train_size: int, test_size: int, max_depth: int, n_trees:
     from sklearn.ensemble import RandomForestRegressor
     from threadpoolctl import threadpool_limits
 
-    from .jobs import split_data
-    from .trees import spectrum
+    from ..data.loading import split_data
+    from ..core.trees import spectrum
 
     data = split_data(x, y, train_size, 0, test_size, seed, standardize)
     forest = RandomForestRegressor(n_estimators=n_trees, max_depth=max_depth, n_jobs=threads,
@@ -112,39 +112,3 @@ def _timed(fn, *args):
     start = time.perf_counter()
     out = fn(*args)
     return out, time.perf_counter() - start
-
-
-# ------------------------------------------------------------------------------------ CLI
-
-
-def _cmd_ablation(args) -> None:
-    from .io import write_parquet
-    from .jobs import read_table
-
-    x, y = read_table(args.data)
-    table, info = run_ablation(x, y, args.train_size, args.test_size, args.max_depth,
-                               args.n_trees, args.steps, args.seed, args.standardize,
-                               args.threads, log=lambda m: print(m, flush=True))
-    dataset = args.dataset or Path(args.data).stem
-    table.insert(0, "dataset", dataset)
-    write_parquet(table, args.out, {"data": str(args.data), "dataset": dataset, **info})
-    print(f"wrote {args.out}: {len(table)} rows")
-
-
-def add_cli(sub) -> None:
-    p = sub.add_parser("ablation", help="prune a random forest's exact spectrum (Figure 5c)")
-    p.add_argument("--data", required=True, help="binarized dataset (Parquet: 0/1 columns, y)")
-    p.add_argument("--train-size", type=int, required=True)
-    p.add_argument("--test-size", type=int, required=True)
-    p.add_argument("--max-depth", type=int, required=True)
-    p.add_argument("--n-trees", type=int, required=True)
-    p.add_argument("--steps", type=int, default=19,
-                   help="deletion steps: step i removes i/(steps+1) of the coefficients "
-                        "(19: 5%%, 10%%, ..., 95%%)")
-    p.add_argument("--seed", type=int, default=1, help="split, forest and tie-break seed")
-    p.add_argument("--standardize", action=argparse.BooleanOptionalAction,
-                   default=True, help="standardize y over the whole table first (default: yes)")
-    p.add_argument("--dataset", help="dataset name for the table (default: the file's stem)")
-    p.add_argument("--threads", type=int, default=1, help="cores this job may use")
-    p.add_argument("--out", required=True, help="table Parquet (written atomically)")
-    p.set_defaults(func=_cmd_ablation)

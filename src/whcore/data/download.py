@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from .io import atomic_path
+from ..core.io import atomic_path
 
 __all__ = ["DownloadError", "ChecksumError", "sha256_of", "resolve_mirror", "fetch"]
 
@@ -63,7 +63,7 @@ def _from_mirror(source: Path, out: Path, sha256: str) -> None:
 
 
 def _from_url(url: str, out: Path, sha256: str, timeout: float) -> None:
-    from . import __version__
+    from .. import __version__
 
     request = urllib.request.Request(url, headers={"User-Agent": f"whcore/{__version__}"})
     with urllib.request.urlopen(request, timeout=timeout) as read, atomic_path(out) as tmp:

@@ -18,30 +18,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .rng import derive_seed
+from ..core.rng import derive_seed
 
-__all__ = ["FAMILIES", "paper_grid", "grid_points", "make_model", "fit_grid", "run_baselines",
-           "select_best", "add_cli"]
+__all__ = ["FAMILIES", "grid_points", "make_model", "fit_grid", "run_baselines",
+           "select_best"]
 
 FAMILIES = {"lasso": ("alpha",), "rf": ("n_estimators", "max_depth"),
             "xgboost": ("n_estimators", "max_depth")}
-
-_TREE_GRID = {"n_estimators": [100, 200, 500, 1000], "max_depth": [10, 20, 30, 40, 50]}
-_PAPER_GRIDS = {
-    "lasso": {"alpha": [1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0]},
-    "rf": _TREE_GRID,
-    "xgboost": _TREE_GRID,
-}
-
-
-def paper_grid(family: str, dataset: str | None = None) -> dict[str, list]:
-    """The paper's grid for a family (Appendix C); Entacmaea's trees use depths 5, 10, 15."""
-    _check_family(family)
-    grid = {key: list(values) for key, values in _PAPER_GRIDS[family].items()}
-    if dataset == "entacmaea" and family != "lasso":
-        grid["max_depth"] = [5, 10, 15]
-    return grid
-
 
 def _check_family(family: str) -> None:
     if family not in FAMILIES:
@@ -54,7 +37,7 @@ def grid_points(family: str, grid: dict) -> list[dict]:
     expected = set(FAMILIES[family])
     if set(grid) != expected:
         raise ValueError(f"grid for {family} must have exactly the keys {sorted(expected)}, "
-                         f"got {sorted(grid)}; e.g. {json.dumps(paper_grid(family))}")
+                         f"got {sorted(grid)}")
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise ValueError(f"grid {family}.{key} must be a non-empty list, got {values!r}")
@@ -114,15 +97,16 @@ def fit_grid(data, family: str, grid: dict, data_seed: int, threads: int = 1,
 
 
 def run_baselines(path: str | Path, family: str, train_size: int, val_size, test_size,
-                  data_seed: int, standardize: bool, grid: dict | None = None, threads: int = 1,
+                  data_seed: int, standardize: bool, grid: dict, threads: int = 1,
                   dataset: str | None = None, log=print) -> pd.DataFrame:
-    """One baseline job on a binarized table (``grid`` defaults to the paper's)."""
-    from .jobs import read_table, split_data
+    """One baseline job on a binarized table: every point of ``grid`` (the paper's grids live
+    in the workflow config)."""
+    from ..data.loading import read_table, split_data
 
     dataset = dataset or Path(path).stem
     x, y = read_table(str(path))
     data = split_data(x, y, train_size, val_size, test_size, data_seed, standardize)
-    records = fit_grid(data, family, grid or paper_grid(family, dataset), data_seed, threads, log)
+    records = fit_grid(data, family, grid, data_seed, threads, log)
     return records.assign(dataset=dataset, train_size=train_size, data_seed=data_seed)
 
 
@@ -131,48 +115,3 @@ def select_best(records: pd.DataFrame) -> pd.DataFrame:
     keys = ["method", "train_size", "data_seed"]
     best = records.loc[records.groupby(keys, sort=True)["val_r2"].idxmax()]
     return best.reset_index(drop=True)
-
-
-# ------------------------------------------------------------------------------------ CLI
-
-
-def _size(text: str):
-    return text if text == "rest" else int(text)
-
-
-def _cmd_baselines(args) -> None:
-    from .io import write_parquet
-
-    try:
-        grid = json.loads(args.grid) if args.grid else None
-    except json.JSONDecodeError as err:
-        raise ValueError(f"--grid is not valid JSON ({err}): {args.grid!r}") from err
-    start = time.perf_counter()
-    records = run_baselines(args.data, args.family, args.train_size, args.val_size,
-                            args.test_size, args.data_seed, args.standardize, grid,
-                            args.threads, args.dataset, log=lambda m: print(m, flush=True))
-    meta = {"data": str(args.data), "family": args.family, "grid": grid, "threads": args.threads,
-            "val_size": args.val_size, "test_size": args.test_size,
-            "standardize": args.standardize, "wall_time": time.perf_counter() - start}
-    write_parquet(records, args.out, meta)
-    best = select_best(records).iloc[0]
-    print(f"wrote {args.out}: {len(records)} grid points; validation-best "
-          f"{ {k: best[k] for k in FAMILIES[args.family]} } test R^2 {best['test_r2']:.4f}, "
-          f"{meta['wall_time']:.1f}s")
-
-
-def add_cli(sub) -> None:
-    p = sub.add_parser("baselines", help="fit a baseline family's grid on one split of a dataset")
-    p.add_argument("--data", required=True, help="binarized dataset (Parquet: 0/1 columns, y)")
-    p.add_argument("--family", required=True, choices=sorted(FAMILIES))
-    p.add_argument("--train-size", type=int, required=True)
-    p.add_argument("--val-size", type=_size, required=True, help="a count or 'rest'")
-    p.add_argument("--test-size", type=_size, required=True, help="a count or 'rest'")
-    p.add_argument("--data-seed", type=int, required=True)
-    p.add_argument("--standardize", action="store_true",
-                   help="standardize y over the whole table before splitting (as the networks)")
-    p.add_argument("--grid", help="JSON {hyperparameter: [values]} (default: the paper's grid)")
-    p.add_argument("--dataset", help="dataset name for the records (default: the file's stem)")
-    p.add_argument("--threads", type=int, default=1, help="cores this job may use")
-    p.add_argument("--out", required=True, help="records Parquet (written atomically)")
-    p.set_defaults(func=_cmd_baselines)

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .io import read_parquet_metadata, write_parquet
-from .wht import bits_to_int, degree, fwht
+from ..core.io import read_parquet_metadata, write_parquet
+from ..core.wht import bits_to_int, degree, fwht
 
 __all__ = ["landscape", "spectrum", "top_coefficients", "energy_by_degree", "write_energy_tables"]
 

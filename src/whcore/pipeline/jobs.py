@@ -7,60 +7,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .spectrum import dense_target_spectrum, exact_spectrum, spectral_metrics
-from .splits import split_indices
-from .synthetic import SparseTarget, sample_inputs
-from .training import Data, TrainConfig, train
-from .rng import derive_seed
+from ..core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metrics
+from ..core.training import TrainConfig, train
+from ..data.loading import load_job_data
+from ..data.synthetic import SparseTarget
 
-__all__ = ["load_job_data", "run_job", "standardize", "read_table", "split_data"]
-
-
-def standardize(y: np.ndarray) -> np.ndarray:
-    """(y - mean) / std over the whole dataset, before splitting (as the reference did).
-
-    The reference used ``torch.std``, the sample standard deviation (ddof = 1)."""
-    std = y.std(ddof=1) if len(y) > 1 else 0.0
-    return (y - y.mean()) / (std if std > 0 else 1.0)
-
-
-def read_table(path: str) -> tuple[np.ndarray, np.ndarray]:
-    df = pd.read_parquet(path)
-    if "y" not in df.columns:
-        raise ValueError(f"{path}: a table needs a target column 'y'; found {list(df.columns)[:5]}...")
-    x = df.drop(columns="y").to_numpy()
-    if not np.isin(x, (0, 1)).all():
-        raise ValueError(f"{path}: feature columns must be 0/1; binarize the dataset first")
-    return x.astype(np.uint8), df["y"].to_numpy(dtype=np.float64)
-
-
-def _pool_size(data: dict, n: int) -> int:
-    sizes = [data["train_size"], data["val_size"], data["test_size"]]
-    return 2**n if "rest" in sizes else sum(sizes)
-
-
-def load_job_data(data: dict) -> tuple[Data, SparseTarget | None]:
-    """The splits of a spec's ``data`` section (and the g* of synthetic data)."""
-    target = None
-    if data["source"] == "synthetic":
-        target = SparseTarget.from_json(data["path"])
-        pool = _pool_size(data, target.n)
-        x = sample_inputs(target.n, pool, derive_seed("inputs", data["data_seed"]))
-        y = target(x)
-    else:
-        x, y = read_table(data["path"])
-    sizes = (data["train_size"], data["val_size"], data["test_size"])
-    return split_data(x, y, *sizes, data["data_seed"], data["standardize"]), target
-
-
-def split_data(x, y, train_size, val_size, test_size, data_seed, standardize_y) -> Data:
-    """The train / validation / test rows of a data seed, y standardized over the whole table
-    first if asked: networks and baselines split every table with this one function."""
-    if standardize_y:
-        y = standardize(y)
-    split = split_indices(len(y), train_size, val_size, test_size, data_seed)
-    return Data(x[split.train], y[split.train], x[split.val], y[split.val],
-                x[split.test], y[split.test])
+__all__ = ["run_job"]
 
 
 def _spectrum_callback(target: SparseTarget, scale: float):
@@ -82,8 +34,10 @@ def _spectrum_callback(target: SparseTarget, scale: float):
     return callback, spectra
 
 
-def run_job(spec: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """Train a validated spec; returns (records, spectra or None).
+def run_job(spec: dict, device: str = "auto", log_every: int = 0,
+            log=print) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Train a validated spec on ``device``, printing progress every ``log_every`` epochs;
+    returns (records, spectra or None).
 
     Records carry the job's identity (method, its params, train size, data seed) as columns.
     Spectra (only with ``spectrum: true``): one row per (seed, epoch), one column per frequency.
@@ -91,7 +45,7 @@ def run_job(spec: dict, log=print) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     data, target = load_job_data(spec["data"])
     training = dict(spec["training"])
     seeds = training.pop("seeds")
-    config = TrainConfig(**training)
+    config = TrainConfig(**training, device=device, log_every=log_every)
     callback, spectra = None, None
     if spec["spectrum"]:
         if target is None:

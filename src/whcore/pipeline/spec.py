@@ -13,9 +13,13 @@ A spec is YAML or JSON::
       data_seed: 0
       standardize: false
     training: {seeds: [0, 1, 2, 3, 4], epochs: 500, batch_size: 16, lr: 0.01, patience: 10,
-               width: 10, device: auto, vectorize: true}
+               width: 10, vectorize: true}
     spectrum: false              # exact spectral metrics per epoch (n <= 20 only)
     labels: {experiment: spectrum, dataset: draw0}   # copied into every record
+    outputs: {records: runs.parquet, spectra: spectra.parquet}   # spectra: with spectrum only
+
+The device and the progress-log frequency are not part of a spec (they never change a result):
+``whcore train --device ... --log-every ...``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ _SIZE = {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "rest"}]}
 SPEC_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["method", "data", "training"],
+    "required": ["method", "data", "training", "outputs"],
     "properties": {
         "method": {"type": "string"},
         "params": {"type": "object", "additionalProperties": {"type": "number"}},
@@ -43,6 +47,12 @@ SPEC_SCHEMA = {
             "type": "object",
             "additionalProperties": {"type": ["string", "number", "integer"]},
             "default": {},
+        },
+        "outputs": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["records"],
+            "properties": {"records": {"type": "string"}, "spectra": {"type": "string"}},
         },
         "data": {
             "type": "object",
@@ -69,9 +79,7 @@ SPEC_SCHEMA = {
                 "lr": {"type": "number", "exclusiveMinimum": 0, "default": 0.01},
                 "patience": {"type": "integer", "minimum": 1, "default": 10},
                 "width": {"type": "number", "exclusiveMinimum": 0, "default": 10},
-                "device": {"type": "string", "default": "auto"},
                 "vectorize": {"type": "boolean", "default": True},
-                "log_every": {"type": "integer", "minimum": 0, "default": 10},
             },
         },
     },

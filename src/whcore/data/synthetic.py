@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .rng import derive_seed, random_bits, stable_permutation
+from ..core.rng import derive_seed, random_bits, stable_permutation
 
 __all__ = ["SparseTarget", "degree_ladder", "random_sparse", "sample_inputs"]
 
@@ -119,7 +119,7 @@ def sample_inputs(n: int, size: int, seed: int) -> np.ndarray:
     if n < 63 and size > 2**n:
         raise ValueError(f"cannot draw {size} distinct points from {{0,1}}^{n}")
     if n <= 20:  # enumerate the cube and take a stable random subset
-        from .wht import all_inputs
+        from ..core.wht import all_inputs
 
         order = stable_permutation(2**n, seed)[:size]
         return all_inputs(n).numpy().astype(np.uint8)[order]

@@ -19,11 +19,10 @@ from .aggregate import (
     summarize,
     variant_names,
 )
-from .grid import param_tag
-from .io import read_parquet_metadata
-from .spectrum import dense_target_spectrum
-from .synthetic import SparseTarget
-from .wht import degree
+from ..core.io import read_parquet_metadata
+from ..core.spectrum import dense_target_spectrum
+from ..data.synthetic import SparseTarget
+from ..core.wht import degree
 
 __all__ = ["real_tables", "spectrum_tables", "synthetic_tables"]
 
@@ -77,16 +76,21 @@ def spectrum_tables(runs, spectra, targets, figure_train_size: int) -> dict:
     }
 
 
+def _params_key(params: dict) -> tuple:
+    """Hyperparameters as a hashable key that compares values, not their spelling."""
+    return tuple(sorted((str(k), float(v)) for k, v in params.items()))
+
+
 def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
     """For each draw and variant: the per-epoch spectrum of the model selected for the first
     (data seed, training seed) pair at ``train_size``; plus each draw's target (epoch -1)."""
     index = {}
-    for path in spectra:
+    for path in spectra:  # each spectra file carries the spec of the job that wrote it
         spec = read_parquet_metadata(path)["spec"]
         key = (
             spec["labels"]["dataset"],
             spec["method"],
-            param_tag(spec["params"]),
+            _params_key(spec["params"]),
             spec["data"]["train_size"],
             spec["data"]["data_seed"],
         )
@@ -99,7 +103,7 @@ def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
         key = (
             dataset,
             first["variant"].split("_")[0],
-            param_tag(params),
+            _params_key(params),
             train_size,
             int(first["data_seed"]),
         )

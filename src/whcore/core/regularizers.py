@@ -14,6 +14,7 @@ from typing import Sequence
 import torch
 
 from .hashing import XorDoubling, fullwh_penalty
+from .methods import METHOD_INFO
 from .rng import derive_seed
 from .spectrum import MAX_EXACT_N
 from .wht import all_inputs, fwht
@@ -73,8 +74,8 @@ class HashWH(Regularizer):
     """lam * mean_r mean |H_b f(X_b sigma_r^T mod 2)|, sigma resampled every step per member."""
 
     name = "hashwh"
-    PARAMS = {"lam": float, "b": int, "repetitions": int}
-    DEFAULTS = {"repetitions": 1}
+    PARAMS = METHOD_INFO[name].params
+    DEFAULTS = METHOD_INFO[name].defaults
 
     def __init__(self, ctx: Context, lam: float, b: int, repetitions: int = 1):
         super().__init__(ctx, lam=lam, b=b, repetitions=repetitions)
@@ -123,7 +124,7 @@ class FullWH(Regularizer):
     """lam * mean |2^{-n/2} H_n f(all 2^n inputs)| (EN; exact, exponential in n)."""
 
     name = "fullwh"
-    PARAMS = {"lam": float}
+    PARAMS = METHOD_INFO[name].params
 
     def __init__(self, ctx: Context, lam: float):
         super().__init__(ctx, lam=lam)
@@ -171,7 +172,7 @@ def _load_plugins() -> None:
     # Methods living in their own modules register on import.
     import importlib
 
-    for module in ("whcore.ens",):
+    for module in ("whcore.core.ens",):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:

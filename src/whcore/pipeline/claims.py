@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .io import atomic_path
+from ..core.io import atomic_path
 
 __all__ = ["Claim", "evaluate_claims", "write_claims"]
 

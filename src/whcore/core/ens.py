@@ -19,6 +19,7 @@ import time
 import numpy as np
 import torch
 
+from .methods import METHOD_INFO
 from .regularizers import Context, Regularizer, register
 from .rng import derive_seed
 from .spright import SprightDesign, decode
@@ -39,8 +40,8 @@ class ENS(Regularizer):
     """EN-S with SPRIGHT (hash size m, d delay pairs per bit, 3 stages); see the module doc."""
 
     name = "ens"
-    PARAMS = {"lam": float, "rho": float, "m": int, "d": int}
-    DEFAULTS = {"d": 3}
+    PARAMS = METHOD_INFO[name].params
+    DEFAULTS = METHOD_INFO[name].defaults
 
     def __init__(self, ctx: Context, lam: float, rho: float, m: int, d: int = 3):
         super().__init__(ctx, lam=lam, rho=rho, m=m, d=d)

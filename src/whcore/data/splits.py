@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rng import stable_permutation
+from ..core.rng import stable_permutation
 
 __all__ = ["Split", "split_indices"]
 

@@ -12,7 +12,7 @@ matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from ..io import atomic_path
+from ...core.io import atomic_path
 
 __all__ = [
     "COLUMN_WIDTH",

@@ -1,0 +1,44 @@
+"""The one list of network methods: each method's parameters, defaults, label and colour.
+
+Kept free of heavy imports: the workflow's schema, wildcard constraints, the aggregation's
+hyperparameter columns and the figures' palette are all derived from it. A regularizer class
+(``whcore.core.regularizers``) takes its parameters from here by its name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["MethodInfo", "METHOD_INFO", "method_names", "hyperparameter_names"]
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    params: dict[str, type]  # parameter name -> type; all required unless in defaults
+    defaults: dict[str, object] = field(default_factory=dict)
+    label: str = ""
+    color: str = "#000000"
+
+
+METHOD_INFO: dict[str, MethodInfo] = {
+    "standard": MethodInfo({}, label="Standard", color="#4d4d4d"),
+    "fullwh": MethodInfo({"lam": float}, label="FullWH", color="#1b9e77"),
+    "ens": MethodInfo(
+        {"lam": float, "rho": float, "m": int, "d": int}, {"d": 3}, "EN-S", "#d95f02"
+    ),
+    "hashwh": MethodInfo(
+        {"lam": float, "b": int, "repetitions": int}, {"repetitions": 1}, "HashWH", "#7570b3"
+    ),
+}
+
+
+def method_names() -> tuple[str, ...]:
+    return tuple(METHOD_INFO)
+
+
+def hyperparameter_names() -> tuple[str, ...]:
+    """Every network method's parameter names, in a stable order."""
+    names: list[str] = []
+    for info in METHOD_INFO.values():
+        names += [p for p in info.params if p not in names]
+    return tuple(names)

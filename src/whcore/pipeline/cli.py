@@ -1,0 +1,355 @@
+"""The ``whcore`` command line: one subcommand per pipeline step (what Snakemake rules call).
+
+Every job subcommand takes its job's spec (``--spec``: a JSON string or a YAML/JSON file), as
+built by ``whcore.pipeline.contract``; the spec names the outputs. Long input lists (the run
+records an aggregation reads, the tables a figure reads) come as file arguments beside it.
+Settings that never change a result (device, threads, log frequency) are options of their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from .. import __version__
+from ..data import datasets
+
+__all__ = ["main"]
+
+DEVICE_ENV, LOG_EVERY_ENV = "WHCORE_DEVICE", "WHCORE_LOG_EVERY"
+
+
+def read_spec(text: str) -> dict:
+    """A spec given as a JSON string or as the path of a YAML/JSON file."""
+    if text.lstrip().startswith("{"):
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"--spec is not valid JSON ({err}): {text[:200]!r}") from err
+    else:
+        import yaml
+
+        path = Path(text)
+        try:
+            spec = yaml.safe_load(path.read_text())
+        except OSError as err:
+            raise ValueError(f"{path}: cannot read the spec file ({err.strerror})") from err
+        except yaml.YAMLError as err:
+            raise ValueError(f"{path}: not valid YAML/JSON ({err})") from err
+    if not isinstance(spec, dict):
+        raise ValueError(f"--spec: a spec must be a mapping of fields, got {type(spec).__name__}")
+    return spec
+
+
+def _outputs(spec: dict, *names: str) -> list[str]:
+    try:
+        return [spec["outputs"][name] for name in names]
+    except (KeyError, TypeError):
+        raise ValueError(f"--spec: field outputs must name {', '.join(names)}") from None
+
+
+def _add_spec(p) -> None:
+    p.add_argument("--spec", required=True, help="the job's spec: JSON string or YAML/JSON file")
+
+
+def _add_threads(p) -> None:
+    p.add_argument("--threads", type=int, default=1, help="CPU cores this job may use (1)")
+
+
+# --- training ------------------------------------------------------------------------------------
+
+
+def _cmd_train(args) -> None:
+    from ..core.io import write_parquet
+    from .jobs import run_job
+    from .spec import validate_spec
+
+    spec = validate_spec(read_spec(args.spec), "--spec")
+    if args.threads > 0:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    outputs = spec["outputs"]
+    if "spectra" in outputs and not spec["spectrum"]:
+        raise ValueError("--spec: outputs.spectra needs spectrum: true")
+    start = time.perf_counter()
+    records, spectra = run_job(spec, args.device, args.log_every,
+                               log=lambda msg: print(msg, flush=True))
+    meta = {"spec": spec, "wall_time": time.perf_counter() - start}
+    if spectra is not None and "spectra" in outputs:
+        write_parquet(spectra, outputs["spectra"], meta)
+    write_parquet(records, outputs["records"], meta)
+    ok = records[records["status"] == "ok"]
+    best = ok.loc[ok.groupby("seed")["val_mse"].idxmin()] if len(ok) else ok
+    print(f"wrote {outputs['records']}: {records['seed'].nunique()} seeds, {len(records)} "
+          f"records, mean best-val test R^2 {best.get('test_r2', best['val_r2']).mean():.4f}, "
+          f"{meta['wall_time']:.1f}s")
+
+
+def _add_train(sub) -> None:
+    p = sub.add_parser("train", help="train one job (all its seeds) and write its records")
+    _add_spec(p)
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU threads for PyTorch (the job's share of cores; 0: PyTorch's default)")
+    p.add_argument("--device", default=os.environ.get(DEVICE_ENV, "auto"),
+                   help=f"auto (CUDA when present), cpu or cuda (default: ${DEVICE_ENV} or auto)")
+    p.add_argument("--log-every", type=int, default=int(os.environ.get(LOG_EVERY_ENV, 10)),
+                   help=f"a progress line every k epochs, 0: none (default: ${LOG_EVERY_ENV} or 10)")
+    p.set_defaults(func=_cmd_train)
+
+
+# --- synthetic targets ---------------------------------------------------------------------------
+
+
+def _cmd_synthetic(args) -> None:
+    from ..core.io import atomic_path
+    from ..data.synthetic import degree_ladder, random_sparse
+
+    spec = read_spec(args.spec)
+    (out,) = _outputs(spec, "target")
+    try:
+        family, n, max_degree, seed = (spec[k] for k in ("family", "n", "max_degree", "seed"))
+    except KeyError as err:
+        raise ValueError(f"--spec: field {err.args[0]} is missing") from None
+    if family == "degree_ladder":
+        target = degree_ladder(n, max_degree, seed)
+    elif family == "random_sparse":
+        if spec.get("k") is None:
+            raise ValueError("--spec: family random_sparse needs k (the number of frequencies)")
+        target = random_sparse(n, spec["k"], max_degree, seed)
+    else:
+        raise ValueError(f"--spec: field family: {family!r} is not degree_ladder or random_sparse")
+    with atomic_path(out) as tmp:
+        target.to_json(tmp)
+    print(f"wrote {out}: n = {target.n}, k = {target.k}, degrees {target.degrees.tolist()}")
+
+
+def _add_synthetic(sub) -> None:
+    p = sub.add_parser("synthetic", help="draw a sparse target function g*")
+    _add_spec(p)
+    p.set_defaults(func=_cmd_synthetic)
+
+
+# --- baselines and analyses ----------------------------------------------------------------------
+
+
+def _cmd_baselines(args) -> None:
+    from ..core.io import write_parquet
+    from .baselines import run_baselines, select_best
+
+    spec = read_spec(args.spec)
+    (out,) = _outputs(spec, "records")
+    data = spec["data"]
+    start = time.perf_counter()
+    records = run_baselines(data["path"], spec["family"], data["train_size"], data["val_size"],
+                            data["test_size"], data["data_seed"], data["standardize"],
+                            spec["grid"], args.threads, spec["dataset"],
+                            log=lambda m: print(m, flush=True))
+    meta = {"spec": spec, "threads": args.threads, "wall_time": time.perf_counter() - start}
+    write_parquet(records, out, meta)
+    best = select_best(records).iloc[0]
+    print(f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
+          f"{best['test_r2']:.4f}, {meta['wall_time']:.1f}s")
+
+
+def _add_baselines(sub) -> None:
+    p = sub.add_parser("baselines", help="fit a baseline family's grid on one split of a dataset")
+    _add_spec(p)
+    _add_threads(p)
+    p.set_defaults(func=_cmd_baselines)
+
+
+def _cmd_ablation(args) -> None:
+    from ..core.io import write_parquet
+    from ..data.loading import read_table
+    from .ablation import run_ablation
+
+    spec = read_spec(args.spec)
+    (out,) = _outputs(spec, "table")
+    x, y = read_table(spec["data"])
+    table, info = run_ablation(x, y, spec["train_size"], spec["test_size"], spec["max_depth"],
+                               spec["n_trees"], spec["steps"], spec["seed"],
+                               spec.get("standardize", True), args.threads,
+                               log=lambda m: print(m, flush=True))
+    table.insert(0, "dataset", spec["dataset"])
+    write_parquet(table, out, {"spec": spec, **info})
+    print(f"wrote {out}: {len(table)} rows")
+
+
+def _add_ablation(sub) -> None:
+    p = sub.add_parser("ablation", help="prune a random forest's exact spectrum (Figure 5c)")
+    _add_spec(p)
+    _add_threads(p)
+    p.set_defaults(func=_cmd_ablation)
+
+
+def _cmd_entacmaea_energy(args) -> None:
+    from .entacmaea import write_energy_tables
+
+    spec = read_spec(args.spec)
+    (out,) = _outputs(spec, "table")
+    top = spec.get("top", 100)
+    table = write_energy_tables(spec["data"], out, top, spec["outputs"].get("coefficients"),
+                                spec.get("include_constant", False))
+    shares = ", ".join(f"{d}: {f:.1%}" for d, f in zip(table["degree"], table["top_fraction"]) if f)
+    print(f"wrote {out}: top-{top} energy by degree {shares}")
+
+
+def _add_entacmaea_energy(sub) -> None:
+    p = sub.add_parser(
+        "entacmaea-energy",
+        help="exact WHT of Entacmaea: energy per degree of the top coefficients (spec fields: "
+             "data, top, include_constant; outputs: table, optional coefficients)",
+    )
+    _add_spec(p)
+    p.set_defaults(func=_cmd_entacmaea_energy)
+
+
+# --- aggregation, figures, claims ----------------------------------------------------------------
+
+
+def _cmd_aggregate(args) -> None:
+    from ..core.io import write_parquet
+    from . import tables
+    from .aggregate import divergence_report
+
+    spec = read_spec(args.spec)
+    experiment = spec.get("experiment")
+    if experiment == "spectrum":
+        out = tables.spectrum_tables(args.runs, args.spectra, args.targets,
+                                     spec["figure_train_size"])
+    elif experiment == "synthetic":
+        out = tables.synthetic_tables(args.runs)
+    elif experiment == "real":
+        out = tables.real_tables(args.runs, args.baselines)
+    else:
+        raise ValueError(f"--spec: field experiment: {experiment!r} is not spectrum, synthetic "
+                         "or real")
+    paths = _outputs(spec, *out)
+    for (name, frame), path in zip(out.items(), paths):
+        write_parquet(frame, path, {"spec": spec})
+        print(f"wrote {path}: {len(frame)} rows")
+    print(divergence_report(out[f"{experiment}_selected"]))
+
+
+def _add_aggregate(sub) -> None:
+    p = sub.add_parser("aggregate", help="run records -> an experiment's tidy tables")
+    _add_spec(p)
+    p.add_argument("--runs", nargs="*", default=[], help="network run records (Parquet)")
+    p.add_argument("--spectra", nargs="*", default=[], help="spectrum experiment: spectra files")
+    p.add_argument("--targets", nargs="*", default=[], help="spectrum experiment: the g* files")
+    p.add_argument("--baselines", nargs="*", default=[], help="real data: baseline records")
+    p.set_defaults(func=_cmd_aggregate)
+
+
+def _read_tables(paths) -> dict:
+    import pandas as pd
+
+    return {Path(path).stem: pd.read_parquet(path) for path in paths}
+
+
+def _cmd_figure(args) -> None:
+    from .figures.registry import draw_figure
+    from .figures.style import save_figure
+
+    spec = read_spec(args.spec)
+    (stem,) = _outputs(spec, "stem")
+    fig = draw_figure(spec["figure"], _read_tables(args.tables), spec.get("settings", {}))
+    for path in save_figure(fig, stem):
+        print(f"wrote {path}")
+
+
+def _add_figure(sub) -> None:
+    p = sub.add_parser("figure", help="draw one paper figure (PDF and PNG) from its tables")
+    _add_spec(p)
+    p.add_argument("--tables", nargs="+", required=True, help="the tables it reads (Parquet)")
+    p.set_defaults(func=_cmd_figure)
+
+
+def _cmd_claims(args) -> None:
+    from .claims import evaluate_claims, write_claims
+
+    spec = read_spec(args.spec)
+    md, js = _outputs(spec, "md", "json")
+    claims = evaluate_claims(_read_tables(args.tables))
+    write_claims(claims, md, js)
+    for claim in claims:
+        print(f"{claim.verdict:>14}  {claim.id}")
+
+
+def _add_claims(sub) -> None:
+    p = sub.add_parser("claims", help="check the paper's claims against the tables")
+    _add_spec(p)
+    p.add_argument("--tables", nargs="+", required=True, help="experiment tables (Parquet)")
+    p.set_defaults(func=_cmd_claims)
+
+
+# --- the data commands (for people: the rules call them with wildcards only) --------------------
+
+
+def _cmd_download(args) -> None:
+    path = datasets.download(args.dataset, args.out, args.mirror, retries=args.retries,
+                             timeout=args.timeout)
+    print(f"{path}: ok (sha256 {datasets.get(args.dataset).sha256})")
+
+
+def _cmd_binarize(args) -> None:
+    frame = datasets.binarize(args.dataset, args.raw, args.out, verify=not args.no_verify)
+    print(f"wrote {args.out}: {len(frame)} rows x {frame.shape[1] - 1} features")
+
+
+def _cmd_describe(args) -> None:
+    print(datasets.describe(args.dataset, args.data))
+
+
+def _add_data_commands(sub) -> None:
+    p = sub.add_parser("download", help="fetch a raw dataset file (mirror, then pinned URLs)")
+    p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
+    p.add_argument("--out", required=True,
+                   help="where the raw file goes, e.g. resources/raw/<dataset>/<file>")
+    p.add_argument("--mirror", help="mirror folder (default: $WHCORE_DATA_MIRROR; '' for none)")
+    p.add_argument("--retries", type=int, default=3, help="attempts per URL (default 3)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt (default 60)")
+    p.set_defaults(func=_cmd_download)
+
+    p = sub.add_parser("binarize", help="raw file -> binary design matrix Parquet")
+    p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
+    p.add_argument("--raw", required=True, help="the raw file from `whcore download`")
+    p.add_argument("--out", required=True, help="e.g. resources/data/<dataset>.parquet")
+    p.add_argument("--no-verify", action="store_true",
+                   help="skip the sha256 and shape checks (for deliberately modified files)")
+    p.set_defaults(func=_cmd_binarize)
+
+    p = sub.add_parser("describe", help="shape, feature names, target summary and source")
+    p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
+    p.add_argument("--data", required=True, help="the binarized Parquet")
+    p.set_defaults(func=_cmd_describe)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="whcore", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"whcore {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_train, _add_synthetic, _add_baselines, _add_ablation,
+                _add_entacmaea_energy, _add_aggregate, _add_figure, _add_claims,
+                _add_data_commands):
+        add(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"whcore {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,471 @@
+"""The job contract: a validated workflow config -> every job, its output paths and its spec.
+
+This is the one module that knows where every output lives and what every job is. Snakemake
+asks it for each rule's output patterns and, by output path, for the job's spec; the ``whcore``
+subcommands take that spec. A spec holds exactly what determines the job's result, in canonical
+form (defaults filled, integral numbers as integers, keys sorted), including its outputs; the
+device, threads, data mirror and log frequency are passed beside it, so changing them never
+reruns a job.
+
+Runs of different configurations live side by side under ``results/<run name>/`` (config key
+``run_name``); downloaded and binarized data are shared under ``resources/``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+
+from ..core.methods import METHOD_INFO
+
+__all__ = [
+    "BASELINE_FAMILIES",
+    "ConfigError",
+    "Contract",
+    "Job",
+    "Layout",
+    "canonical",
+    "canonical_json",
+    "check_config",
+    "validate_config",
+    "dataset_settings",
+    "method_grid",
+    "param_tag",
+]
+
+BASELINE_FAMILIES = ("lasso", "rf", "xgboost")
+EXPERIMENTS = ("spectrum", "synthetic", "real", "ablation", "entacmaea_energy")
+
+
+# --- canonical form -------------------------------------------------------------------------------
+
+
+def canonical(value):
+    """``value`` with integral floats as ints (``4.0`` -> ``4``) and mappings' keys sorted, so
+    that equal settings written differently give one spec."""
+    if isinstance(value, dict):
+        return {str(k): canonical(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def canonical_json(value) -> str:
+    return json.dumps(canonical(value), sort_keys=True, separators=(",", ":"))
+
+
+def param_tag(params: dict) -> str:
+    """A path-safe, readable name for a hyperparameter point: b7_lam0.01. ``repr`` of a float
+    round-trips, so two different values never share a tag."""
+    if not params:
+        return "default"
+    return "_".join(f"{key}{canonical(value)!r}" for key, value in sorted(params.items()))
+
+
+def method_grid(methods: dict) -> list[tuple[str, dict]]:
+    """{method: {param: [values]}} -> [(method, {param: value})] over the cartesian product.
+    A value equal to the method's default is left out, so writing a default out names the same
+    job as leaving it implicit."""
+    points = []
+    for method, grid in methods.items():
+        defaults = canonical(METHOD_INFO[method].defaults)
+        keys = sorted(grid or {})
+        for values in itertools.product(*(grid[k] for k in keys)):
+            params = canonical(dict(zip(keys, values)))
+            explicit = {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
+            points.append((method, explicit))
+    return points
+
+
+# --- where outputs live ---------------------------------------------------------------------------
+
+
+class Layout:
+    """Every output path of one run, as patterns with Snakemake wildcards and as paths."""
+
+    RAW = "resources/raw/{dataset}/{filename}"
+    DATA = "resources/data/{dataset}.parquet"
+
+    def __init__(self, run: str):
+        self.run = run
+        self.root = f"results/{run}"
+        self.logs = f"logs/{run}"
+        self.target = f"{self.root}/synthetic/{{experiment}}/{{dataset}}.json"
+        stem = "{experiment}/{dataset}/{method}/{config}/size{size}_dseed{dseed}.parquet"
+        self.records = f"{self.root}/runs/{stem}"
+        self.spectra = f"{self.root}/spectra/{stem}"
+        self.baseline = (
+            f"{self.root}/runs/real/{{dataset}}/{{family}}/grid/size{{size}}_dseed{{dseed}}.parquet"
+        )
+        self.table = f"{self.root}/tables/{{name}}.parquet"
+        self.figure = f"{self.root}/figures/{{figure}}"
+        self.claims = f"{self.root}/claims"
+
+    def log(self, pattern: str) -> str:
+        """The log file of the job writing ``pattern`` (same wildcards, under logs/<run>/)."""
+        relative = pattern.removeprefix(f"{self.root}/").removeprefix("resources/")
+        return f"{self.logs}/{relative.rsplit('.', 1)[0]}.log"
+
+    def table_path(self, name: str) -> str:
+        return self.table.format(name=name)
+
+    @staticmethod
+    def data(dataset: str) -> str:
+        return Layout.DATA.format(dataset=dataset)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: its kind, its spec (with its outputs) and the files it reads."""
+
+    kind: str
+    spec: dict = field(hash=False)
+    inputs: tuple[str, ...] = ()
+    labels: dict = field(default_factory=dict, hash=False)  # what the workflow selects on
+
+    @property
+    def spec_json(self) -> str:
+        return canonical_json(self.spec)
+
+
+def _merge(base: dict, override: dict | None) -> dict:
+    return {**base, **(override or {})}
+
+
+def dataset_settings(config: dict, name: str) -> dict:
+    """A real dataset's settings with the experiment-level defaults merged in."""
+    real = config["real"]
+    ds = real["datasets"][name]
+    return {
+        **ds,
+        "training": _merge(real["training"], ds.get("training")),
+        "methods": _merge(real["methods"], ds.get("methods")),
+        "baselines": _merge(real["baselines"], ds.get("baselines")),
+    }
+
+
+class Contract:
+    """Every job of a validated config, keyed by its first output path."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self.layout = Layout(config["run_name"])
+        self.jobs: dict[str, Job] = {}
+        self._targets: dict[str, dict[str, dict]] = {}
+        self._add_targets()
+        self._add_training()
+        self._add_baselines()
+        self._add_analyses()
+
+    # -- lookups used by the rules
+
+    def job(self, path: str) -> Job:
+        """The job writing ``path``, or a clear error for a path outside the configured grid."""
+        if path not in self.jobs:
+            raise ValueError(
+                f"{path} is not part of the configured grid; request a figure, an experiment's "
+                "tables or `all` instead of an arbitrary run file"
+            )
+        return self.jobs[path]
+
+    def spec_of(self, pattern: str):
+        """A params function for a rule whose output is ``pattern``: wildcards -> spec JSON.
+        (A function of the wildcards only, so that Snakemake tracks the spec as a param.)"""
+        return lambda wildcards: self.job(pattern.format(**wildcards)).spec_json
+
+    def inputs_of(self, pattern: str):
+        return lambda wildcards: list(self.job(pattern.format(**wildcards)).inputs)
+
+    def outputs(self, kind: str, **labels) -> list[str]:
+        return sorted(
+            path
+            for path, job in self.jobs.items()
+            if job.kind == kind and all(job.labels.get(k) == v for k, v in labels.items())
+        )
+
+    def spectra(self) -> list[str]:
+        return sorted(
+            job.spec["outputs"]["spectra"]
+            for job in self.jobs.values()
+            if job.kind == "train" and "spectra" in job.spec["outputs"]
+        )
+
+    # -- synthetic targets
+
+    def _add_target(self, experiment, dataset, family, n, max_degree, k, seed) -> None:
+        path = self.layout.target.format(experiment=experiment, dataset=dataset)
+        spec = {
+            "family": family,
+            "n": n,
+            "max_degree": max_degree,
+            "k": k,
+            "seed": seed,
+            "outputs": {"target": path},
+        }
+        self.jobs[path] = Job("target", spec, (), {"experiment": experiment})
+        self._targets.setdefault(experiment, {})[dataset] = {**spec, "path": path}
+
+    def _add_targets(self) -> None:
+        spec, syn = self.config["spectrum"], self.config["synthetic"]
+        if spec["enabled"]:
+            for draw in range(spec["draws"]):
+                self._add_target(
+                    "spectrum", f"draw{draw}", "degree_ladder", spec["n"], spec["max_degree"],
+                    None, draw,
+                )  # fmt: skip
+        if syn["enabled"]:
+            for n, draw in itertools.product(syn["ns"], range(syn["draws"])):
+                self._add_target(
+                    "synthetic", f"n{n}_draw{draw}", "random_sparse", n, syn["max_degree"],
+                    syn["k"], draw,
+                )  # fmt: skip
+
+    # -- network training
+
+    def _add_train(self, experiment, dataset, method, params, data, training, seeds, labels):
+        wildcards = {
+            "experiment": experiment,
+            "dataset": dataset,
+            "method": method,
+            "config": param_tag(params),
+            "size": data["train_size"],
+            "dseed": data["data_seed"],
+        }
+        outputs = {"records": self.layout.records.format(**wildcards)}
+        if experiment == "spectrum":
+            outputs["spectra"] = self.layout.spectra.format(**wildcards)
+        training = {k: v for k, v in training.items() if k != "log_every"}
+        spec = {
+            "labels": labels,
+            "method": method,
+            "params": params,
+            "data": data,
+            "training": {**training, "seeds": list(seeds)},
+            "spectrum": experiment == "spectrum",
+            "outputs": outputs,
+        }
+        from .spec import validate_spec  # fills the training defaults: one canonical spec
+
+        spec = canonical(validate_spec(spec, f"job {outputs['records']}"))
+        job = Job("train", spec, (data["path"],), {"experiment": experiment})
+        self.jobs[outputs["records"]] = job
+
+    def _add_training(self) -> None:
+        config = self.config
+        exp = config["spectrum"]
+        if exp["enabled"]:
+            for (dataset, target), size, dseed, (method, params) in itertools.product(
+                self._targets["spectrum"].items(),
+                exp["train_sizes"],
+                range(exp["data_seeds"]),
+                method_grid(exp["methods"]),
+            ):
+                data = {
+                    "source": "synthetic", "path": target["path"], "train_size": size,
+                    "val_size": "rest", "test_size": 0, "data_seed": dseed, "standardize": False,
+                }  # fmt: skip
+                labels = {"experiment": "spectrum", "dataset": dataset, "draw": target["seed"]}
+                self._add_train(
+                    "spectrum", dataset, method, params, data, exp["training"], exp["seeds"],
+                    labels,
+                )  # fmt: skip
+        exp = config["synthetic"]
+        if exp["enabled"]:
+            for (dataset, target), c, dseed, (method, params) in itertools.product(
+                self._targets["synthetic"].items(),
+                exp["cs"],
+                range(exp["data_seeds"]),
+                method_grid(exp["methods"]),
+            ):
+                size = c * exp["samples_per_c"] * target["n"]
+                data = {
+                    "source": "synthetic",
+                    "path": target["path"],
+                    "train_size": size,
+                    "val_size": int(exp["val_factor"] * size),
+                    "test_size": int(exp["test_factor"] * size),
+                    "data_seed": dseed,
+                    "standardize": exp["standardize"],
+                }
+                labels = {
+                    "experiment": "synthetic", "dataset": dataset, "n": target["n"], "c": c,
+                    "draw": target["seed"],
+                }  # fmt: skip
+                self._add_train(
+                    "synthetic", dataset, method, params, data, exp["training"], exp["seeds"],
+                    labels,
+                )  # fmt: skip
+        real = config["real"]
+        if real["enabled"]:
+            for name in real["datasets"]:
+                ds = dataset_settings(config, name)
+                for size, dseed, (method, params) in itertools.product(
+                    ds["train_sizes"], range(real["data_seeds"]), method_grid(ds["methods"])
+                ):
+                    self._add_train(
+                        "real", name, method, params, self._real_data(name, ds, size, dseed),
+                        ds["training"], real["seeds"], {"experiment": "real", "dataset": name},
+                    )  # fmt: skip
+
+    def _real_data(self, name: str, ds: dict, size: int, dseed: int) -> dict:
+        """The split of a real dataset: networks and baselines read exactly this."""
+        return {
+            "source": "table",
+            "path": Layout.data(name),
+            "train_size": size,
+            "val_size": ds["val_size"],
+            "test_size": ds["test_size"],
+            "data_seed": dseed,
+            "standardize": self.config["real"]["standardize"],
+        }
+
+    # -- baselines, analyses
+
+    def _add_baselines(self) -> None:
+        real = self.config["real"]
+        if not real["enabled"]:
+            return
+        for name in real["datasets"]:
+            ds = dataset_settings(self.config, name)
+            for (family, grid), size, dseed in itertools.product(
+                ds["baselines"].items(), ds["train_sizes"], range(real["data_seeds"])
+            ):
+                path = self.layout.baseline.format(
+                    dataset=name, family=family, size=size, dseed=dseed
+                )
+                spec = {
+                    "dataset": name,
+                    "family": family,
+                    "grid": grid,
+                    "data": self._real_data(name, ds, size, dseed),
+                    "outputs": {"records": path},
+                }
+                self.jobs[path] = Job("baselines", canonical(spec), (Layout.data(name),))
+
+    def _add_analyses(self) -> None:
+        config = self.config
+        if config["ablation"]["enabled"]:
+            for name, forest in config["ablation"]["datasets"].items():
+                path = self.layout.table_path(f"ablation_{name}")
+                spec = {
+                    "dataset": name,
+                    "data": Layout.data(name),
+                    **forest,
+                    "steps": config["ablation"]["steps"],
+                    "seed": config["ablation"]["seed"],
+                    "outputs": {"table": path},
+                }
+                self.jobs[path] = Job("ablation", canonical(spec), (Layout.data(name),))
+        if config["entacmaea_energy"]["enabled"]:
+            path = self.layout.table_path("entacmaea_energy")
+            spec = {
+                "data": Layout.data("entacmaea"),
+                "top": config["entacmaea_energy"]["top"],
+                "outputs": {"table": path},
+            }
+            self.jobs[path] = Job("entacmaea_energy", spec, (Layout.data("entacmaea"),))
+
+
+# --- checks the schema cannot express -------------------------------------------------------------
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run; the message names the key, the value and the fix."""
+
+
+def _validator_filling_defaults():
+    """A JSON-schema validator that also fills in the schema's defaults (jsonschema's recipe)."""
+    import jsonschema
+
+    base = jsonschema.Draft202012Validator
+
+    def properties(validator, props, instance, schema):
+        if isinstance(instance, dict):
+            for key, sub in props.items():
+                if "default" in sub and key not in instance:
+                    instance[key] = json.loads(json.dumps(sub["default"]))
+        yield from base.VALIDATORS["properties"](validator, props, instance, schema)
+
+    return jsonschema.validators.extend(base, {"properties": properties})
+
+
+def validate_config(config: dict, schema_path: str) -> None:
+    """Validate ``config`` against the workflow schema (the list of methods taken from the
+    method registry), fill its defaults in place, then run the cross-field checks. The first
+    problem is raised as one line naming the key, the value and what is allowed."""
+    import yaml
+
+    with open(schema_path) as f:
+        schema = yaml.safe_load(f)
+    schema["$defs"]["methods"]["propertyNames"]["enum"] = list(METHOD_INFO)
+    errors = sorted(_validator_filling_defaults()(schema).iter_errors(config),
+                    key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        err = errors[0]
+        key = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        message = err.message if len(err.message) < 300 else err.message[:300] + "..."
+        raise ConfigError(f"config key {key}: {message}")
+    check_config(config)
+
+
+def _check_methods(methods: dict, n: int, where: str) -> None:
+    for method, grid in methods.items():
+        for key in ("b", "m"):
+            for value in (grid or {}).get(key, []):
+                if value > n:
+                    raise ConfigError(
+                        f"config key {where}.methods.{method}.{key}: {key} = {value} exceeds "
+                        f"the input dimension n = {n}; use values <= {n}"
+                    )
+        if method == "fullwh" and n > 20:
+            raise ConfigError(
+                f"config key {where}.methods.fullwh: FullWH needs all 2^n inputs and n = {n} "
+                "is too large (at most 20); remove fullwh there"
+            )
+
+
+def check_config(config: dict) -> None:
+    """Cross-field checks the schema cannot express; messages name the key and the fix."""
+    from ..data.datasets import REGISTRY
+
+    spec = config["spectrum"]
+    if spec["enabled"]:
+        _check_methods(spec["methods"], spec["n"], "spectrum")
+        if spec["max_degree"] > spec["n"]:
+            raise ConfigError(f"config key spectrum.max_degree: {spec['max_degree']} > n")
+        if spec["figure_train_size"] not in spec["train_sizes"]:
+            raise ConfigError(
+                "config key spectrum.figure_train_size: "
+                f"{spec['figure_train_size']} is not one of spectrum.train_sizes"
+            )
+        if spec["figure_draw"] >= spec["draws"]:
+            raise ConfigError("config key spectrum.figure_draw: must be < spectrum.draws")
+        if max(spec["train_sizes"]) >= 2 ** spec["n"]:
+            raise ConfigError(
+                "config key spectrum.train_sizes: leave points for validation "
+                f"(sizes must be < 2^n = {2 ** spec['n']})"
+            )
+    syn = config["synthetic"]
+    if syn["enabled"]:
+        for n in syn["ns"]:
+            _check_methods(syn["methods"], n, "synthetic")
+        runtime = syn["runtime_figure"]
+        if runtime["n"] not in syn["ns"] or runtime["c"] not in syn["cs"]:
+            raise ConfigError(
+                "config key synthetic.runtime_figure: n and c must be among "
+                "synthetic.ns and synthetic.cs"
+            )
+    real = config["real"]
+    if real["enabled"]:
+        for name in real["datasets"]:
+            ds = dataset_settings(config, name)
+            _check_methods(ds["methods"], REGISTRY[name].n, f"real.datasets.{name}")
+        if real["runtime_dataset"] not in real["datasets"]:
+            raise ConfigError(
+                "config key real.runtime_dataset: "
+                f"{real['runtime_dataset']!r} is not one of real.datasets"
+            )
