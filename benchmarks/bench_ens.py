@@ -30,8 +30,8 @@ import torch
 
 from whcore.core import spright
 from whcore.core.io import atomic_path
-from whcore.data.synthetic import random_sparse, sample_inputs
 from whcore.core.training import Data, TrainConfig, pick_device, train
+from whcore.data.synthetic import random_sparse, sample_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 RECOVERY_GRID = [(13, 6), (40, 6), (100, 6), (236, 6), (40, 7)]
@@ -48,8 +48,9 @@ def random_spectrum(n: int, k: int, rng: np.random.Generator):
 
 def recovered(found: dict, bits, amps) -> bool:
     expected = spright.Recovery(bits, amps).as_dict()
-    return set(found) == set(expected) and all(abs(found[k] - v) <= 1e-8
-                                               for k, v in expected.items())
+    return set(found) == set(expected) and all(
+        abs(found[k] - v) <= 1e-8 for k, v in expected.items()
+    )
 
 
 def bench_recovery(trials: int) -> list[dict]:
@@ -67,10 +68,21 @@ def bench_recovery(trials: int) -> list[dict]:
                 values = (1 - 2 * parity.double()) @ torch.as_tensor(amps)
                 hits[k] += recovered(spright.decode(des, values.numpy()).as_dict(), bits, amps)
         for k in sizes:
-            rows.append({"n": n, "m": m, "K": k, "K_over_bins": k / 2**m, "trials": trials,
-                         "success_rate": hits[k] / trials})
-            print(f"recovery n={n:4d} m={m} K={k:4d} (K/2^m={k / 2**m:.2f}): "
-                  f"{hits[k]}/{trials} exact", flush=True)
+            rows.append(
+                {
+                    "n": n,
+                    "m": m,
+                    "K": k,
+                    "K_over_bins": k / 2**m,
+                    "trials": trials,
+                    "success_rate": hits[k] / trials,
+                }
+            )
+            print(
+                f"recovery n={n:4d} m={m} K={k:4d} (K/2^m={k / 2**m:.2f}): "
+                f"{hits[k]}/{trials} exact",
+                flush=True,
+            )
     return rows
 
 
@@ -92,14 +104,26 @@ def bench_spright(repeats: int) -> list[dict]:
             build, des = _median_time(partial(spright.SprightDesign, n, m, 3, seed=0), repeats)
             bits, amps = random_spectrum(n, 2**m // 2, np.random.default_rng([n, m]))
             decode, rec = _median_time(
-                partial(spright.decode, des, des.synthesize(bits, amps)), repeats)
+                partial(spright.decode, des, des.synthesize(bits, amps)), repeats
+            )
             ok = recovered(rec.as_dict(), bits, amps)
-            rows.append({"n": n, "m": m, "K": len(amps), "samples": des.n_samples,
-                         "unique_samples": len(des.points), "design_s": build,
-                         "decode_s": decode, "exact": ok})
-            print(f"spright n={n:4d} m={m} samples={des.n_samples:8d} unique="
-                  f"{len(des.points):8d} design {build:7.3f}s decode {decode:7.3f}s exact={ok}",
-                  flush=True)
+            rows.append(
+                {
+                    "n": n,
+                    "m": m,
+                    "K": len(amps),
+                    "samples": des.n_samples,
+                    "unique_samples": len(des.points),
+                    "design_s": build,
+                    "decode_s": decode,
+                    "exact": ok,
+                }
+            )
+            print(
+                f"spright n={n:4d} m={m} samples={des.n_samples:8d} unique="
+                f"{len(des.points):8d} design {build:7.3f}s decode {decode:7.3f}s exact={ok}",
+                flush=True,
+            )
     return rows
 
 
@@ -130,10 +154,11 @@ def _by_repeat(values: list, repeats: int) -> list[list]:
 
 def bench_epoch(n: int, c: int, epochs: int, repeats: int, device: str) -> dict:
     data = synthetic_data(n, c)
-    config = TrainConfig(epochs=epochs, batch_size=128, width=2, patience=epochs + 1,
-                         device=device)
-    times = {label: {"epoch_time": [], "reg_time": [], "fourier_time": []}
-             for label, _, _ in EPOCH_METHODS}
+    config = TrainConfig(epochs=epochs, batch_size=128, width=2, patience=epochs + 1, device=device)
+    times = {
+        label: {"epoch_time": [], "reg_time": [], "fourier_time": []}
+        for label, _, _ in EPOCH_METHODS
+    }
     for r in range(repeats):  # interleaved, so that load changes hit every method alike
         for label, method, params in EPOCH_METHODS:
             records = train(data, method, params, [r], config, log=lambda msg: None)
@@ -141,23 +166,38 @@ def bench_epoch(n: int, c: int, epochs: int, repeats: int, device: str) -> dict:
             for key in times[label]:
                 if key in trained:
                     times[label][key] += trained[key].tolist()
-            print(f"epoch repeat {r} {label:12s} "
-                  f"{np.median(trained['epoch_time']):8.3f}s/epoch", flush=True)
-    medians = {label: {key: float(np.median(v)) for key, v in cols.items() if v}
-               for label, cols in times.items()}
+            print(
+                f"epoch repeat {r} {label:12s} {np.median(trained['epoch_time']):8.3f}s/epoch",
+                flush=True,
+            )
+    medians = {
+        label: {key: float(np.median(v)) for key, v in cols.items() if v}
+        for label, cols in times.items()
+    }
     # Ratio of the medians within each repeat (run back to back), then the median over repeats:
     # robust to the load of a shared machine drifting between repeats.
     ratios = {}
     for label, _, _ in EPOCH_METHODS[2:]:
-        per_repeat = [np.median(e) / np.median(h) for e, h in
-                      zip(_by_repeat(times["ens m=7"]["epoch_time"], repeats),
-                          _by_repeat(times[label]["epoch_time"], repeats))]
+        per_repeat = [
+            np.median(e) / np.median(h)
+            for e, h in zip(
+                _by_repeat(times["ens m=7"]["epoch_time"], repeats),
+                _by_repeat(times[label]["epoch_time"], repeats),
+            )
+        ]
         ratios[f"ens / {label}"] = float(np.median(per_repeat))
     ens = medians["ens m=7"]
     ratios["ens fourier share"] = ens["fourier_time"] / ens["epoch_time"]
-    return {"n": n, "c": c, "train_size": len(data.y_train), "epochs": epochs,
-            "repeats": repeats, "device": str(pick_device(device)), "medians": medians,
-            "ratios": ratios}
+    return {
+        "n": n,
+        "c": c,
+        "train_size": len(data.y_train),
+        "epochs": epochs,
+        "repeats": repeats,
+        "device": str(pick_device(device)),
+        "medians": medians,
+        "ratios": ratios,
+    }
 
 
 def main(argv=None) -> None:
@@ -169,16 +209,25 @@ def main(argv=None) -> None:
     parser.add_argument("--c", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--threads", type=int, default=0,
-                        help="torch CPU threads (0: torch's default); 1 avoids idle-spinning "
-                             "threads on a machine shared with other jobs")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch CPU threads (0: torch's default); 1 avoids idle-spinning "
+        "threads on a machine shared with other jobs",
+    )
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "ens.json"))
     args = parser.parse_args(argv)
     sections = args.sections.split(",")
     if args.threads:
         torch.set_num_threads(args.threads)
-    result = {"machine": {"platform": platform.platform(), "torch": torch.__version__,
-                          "threads": torch.get_num_threads()}}
+    result = {
+        "machine": {
+            "platform": platform.platform(),
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+        }
+    }
     if "recovery" in sections:
         result["recovery"] = bench_recovery(args.trials)
     if "spright" in sections:

@@ -28,9 +28,9 @@ import torch
 import yaml
 from snakemake.utils import validate
 
+from whcore.data.synthetic import degree_ladder, random_sparse
 from whcore.pipeline import contract as grid
 from whcore.pipeline.jobs import run_job
-from whcore.data.synthetic import degree_ladder, random_sparse
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,8 +47,12 @@ def timed(spec: dict, epochs: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epochs", type=int, default=100,
-                        help="assumed epochs per model until early stopping (default 100)")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=100,
+        help="assumed epochs per model until early stopping (default 100)",
+    )
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", help="also write the table here (JSON)")
@@ -68,8 +72,9 @@ def main() -> None:
     rows, total = [], 0.0
     # EN-S last: its epochs are by far the slowest (it evaluates the network on all of SPRIGHT's
     # samples every step).
-    for (experiment, method), jobs in sorted(groups.items(), key=lambda kv: (kv[0][1] == "ens",
-                                                                            kv[0])):
+    for (experiment, method), jobs in sorted(
+        groups.items(), key=lambda kv: (kv[0][1] == "ens", kv[0])
+    ):
         jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
         job = jobs[len(jobs) // 2]
         spec = copy.deepcopy(job.spec)
@@ -79,9 +84,11 @@ def main() -> None:
             target = next(t for t in grid.target_jobs(config) if t.path == data["path"])
             path = targets[target.path]
             if not path.exists():
-                g = (degree_ladder(target.n, target.max_degree, target.seed)
-                     if target.family == "degree_ladder"
-                     else random_sparse(target.n, target.k, target.max_degree, target.seed))
+                g = (
+                    degree_ladder(target.n, target.max_degree, target.seed)
+                    if target.family == "degree_ladder"
+                    else random_sparse(target.n, target.k, target.max_degree, target.seed)
+                )
                 g.to_json(path)
             data["path"] = str(path)
         else:
@@ -95,13 +102,24 @@ def main() -> None:
         scale = 1 if spec["training"].get("vectorize", True) else len(spec["training"]["seeds"])
         job_s = scale * (fixed + args.epochs * per_epoch)
         total += job_s * len(jobs)
-        rows.append({"experiment": experiment, "method": method, "jobs": len(jobs),
-                     "example": job.stem, "seeds": len(spec["training"]["seeds"]),
-                     "per_epoch_s": round(per_epoch * scale, 3), "fixed_s": round(fixed * scale, 2),
-                     "job_s": round(job_s, 1), "group_h": round(job_s * len(jobs) / 3600, 1)})
+        rows.append(
+            {
+                "experiment": experiment,
+                "method": method,
+                "jobs": len(jobs),
+                "example": job.stem,
+                "seeds": len(spec["training"]["seeds"]),
+                "per_epoch_s": round(per_epoch * scale, 3),
+                "fixed_s": round(fixed * scale, 2),
+                "job_s": round(job_s, 1),
+                "group_h": round(job_s * len(jobs) / 3600, 1),
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
-    print(f"total: {sum(r['jobs'] for r in rows)} training jobs, {total / 3600:.0f} job-hours at "
-          f"{args.epochs} epochs per model on {args.device} ({args.threads} thread(s))")
+    print(
+        f"total: {sum(r['jobs'] for r in rows)} training jobs, {total / 3600:.0f} job-hours at "
+        f"{args.epochs} epochs per model on {args.device} ({args.threads} thread(s))"
+    )
     if args.out:
         Path(args.out).write_text(json.dumps({"rows": rows, "total_h": total / 3600}, indent=1))
 

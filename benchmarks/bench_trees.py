@@ -57,8 +57,10 @@ def _stand_in_target(x: np.ndarray, seed: int) -> np.ndarray:
     """A skewed target with interactions, like a runtime: exp of a random sparse polynomial."""
     rng = np.random.default_rng(seed + 1)
     signs = 1.0 - 2.0 * x
-    terms = [signs[:, rng.choice(x.shape[1], d, replace=False)].prod(1) * rng.normal()
-             for d in rng.integers(1, 5, 30)]
+    terms = [
+        signs[:, rng.choice(x.shape[1], d, replace=False)].prod(1) * rng.normal()
+        for d in rng.integers(1, 5, 30)
+    ]
     return np.exp(0.3 * np.sum(terms, axis=0))
 
 
@@ -115,8 +117,9 @@ def main(argv=None) -> dict:
 
     x, y, source = load_sgemm(args.rows)
     n = x.shape[1]
-    forest = RandomForestRegressor(n_estimators=args.trees, max_depth=args.depth,
-                                   random_state=1, n_jobs=args.threads)
+    forest = RandomForestRegressor(
+        n_estimators=args.trees, max_depth=args.depth, random_state=1, n_jobs=args.threads
+    )
     fit_start = time.perf_counter()
     forest.fit(x, y)
     fit_time = time.perf_counter() - fit_start
@@ -129,24 +132,35 @@ def main(argv=None) -> dict:
     slow_f = np.array(sorted(slow), dtype=np.int64)
     slow_c = np.array([slow[f] for f in slow_f])
     keep = np.abs(slow_c) > 1e-12 * np.abs(slow_c).max()
-    agree = bool(np.array_equal(slow_f[keep], fast.frequencies)
-                 and np.allclose(slow_c[keep], fast.coefficients, rtol=0, atol=1e-12))
+    agree = bool(
+        np.array_equal(slow_f[keep], fast.frequencies)
+        and np.allclose(slow_c[keep], fast.coefficients, rtol=0, atol=1e-12)
+    )
 
     result = {
-        "data": source, "rows": len(x), "n": int(n), "trees": args.trees,
-        "max_depth": args.depth, "threads": args.threads, "fit_time_s": fit_time,
+        "data": source,
+        "rows": len(x),
+        "n": int(n),
+        "trees": args.trees,
+        "max_depth": args.depth,
+        "threads": args.threads,
+        "fit_time_s": fit_time,
         "leaves": int(sum(e.tree_.n_leaves for e in forest.estimators_)),
-        "coefficients": len(spec), "transform_s": seconds, "transform_s_per_tree":
-        seconds / args.trees, "transform_peak_mb": peak,
+        "coefficients": len(spec),
+        "transform_s": seconds,
+        "transform_s_per_tree": seconds / args.trees,
+        "transform_peak_mb": peak,
         "process_max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "subset_trees": args.subset, "subset_vectorized_s": fast_s, "subset_dict_s": slow_s,
-        "subset_dict_peak_mb": slow_peak, "speedup_vs_dict": slow_s / fast_s,
+        "subset_trees": args.subset,
+        "subset_vectorized_s": fast_s,
+        "subset_dict_s": slow_s,
+        "subset_dict_peak_mb": slow_peak,
+        "speedup_vs_dict": slow_s / fast_s,
         "subset_results_agree": agree,
     }
     print(f"{'quantity':<28}{'value':>16}")
     for key, value in result.items():
-        print(f"{key:<28}{value:>16.4g}" if isinstance(value, float) else
-              f"{key:<28}{value!s:>16}")
+        print(f"{key:<28}{value:>16.4g}" if isinstance(value, float) else f"{key:<28}{value!s:>16}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     return result

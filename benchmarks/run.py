@@ -302,8 +302,8 @@ def bench_ens_epoch(device: torch.device, quick: bool) -> dict:
 def spectrum_job():
     """The spectrum-evolution job: g* on n = 10 (degree <= 5), train 200, validation the rest,
     and its per-epoch exact-spectrum callback."""
-    from whcore.pipeline.jobs import _spectrum_callback
     from whcore.data.synthetic import random_sparse, sample_inputs
+    from whcore.pipeline.jobs import _spectrum_callback
 
     target = random_sparse(10, 10, 5, seed=0)
     x = sample_inputs(10, 2**10, 0)

@@ -48,8 +48,10 @@ def data_mirror() -> Path:
     """The folder of raw dataset files (WHCORE_DATA_MIRROR, else ../shared/datasets/raw)."""
     mirror = _find_mirror()
     if mirror is None or not mirror.is_dir():
-        pytest.skip("no raw-data mirror: set WHCORE_DATA_MIRROR to a folder laid out like "
-                    "shared/datasets/raw (<dataset>/<file>)")
+        pytest.skip(
+            "no raw-data mirror: set WHCORE_DATA_MIRROR to a folder laid out like "
+            "shared/datasets/raw (<dataset>/<file>)"
+        )
     return mirror
 
 
@@ -68,8 +70,9 @@ def real_dataset(data_mirror, tmp_path_factory):
             download(name, raw, data_mirror)
             start = time.perf_counter()
             frame = binarize(name, raw, parquet)
-            cache[name] = SimpleNamespace(frame=frame, raw=raw, parquet=parquet,
-                                          seconds=time.perf_counter() - start)
+            cache[name] = SimpleNamespace(
+                frame=frame, raw=raw, parquet=parquet, seconds=time.perf_counter() - start
+            )
         return cache[name]
 
     return get
@@ -93,19 +96,34 @@ def snakemake_env(**extra) -> dict:
 def snakemake_cmd(workdir: Path, *args) -> list[str]:
     import sys
 
-    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-            *args]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "-d",
+        str(workdir),
+        *args,
+    ]
 
 
-def run_snakemake(*args, workdir: Path, env: dict | None = None, check: bool = True,
-                  timeout: float = 900):
+def run_snakemake(
+    *args, workdir: Path, env: dict | None = None, check: bool = True, timeout: float = 900
+):
     """Run Snakemake in ``workdir``; targets go before --configfile/--config. With ``check`` a
     failure raises with the end of its output."""
     import subprocess
 
-    result = subprocess.run(snakemake_cmd(workdir, *args), env=snakemake_env(**(env or {})),
-                            text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            timeout=timeout, check=False)
+    result = subprocess.run(
+        snakemake_cmd(workdir, *args),
+        env=snakemake_env(**(env or {})),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=timeout,
+        check=False,
+    )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}")
     return result
@@ -115,3 +133,12 @@ def run_snakemake(*args, workdir: Path, env: dict | None = None, check: bool = T
 def snakemake():
     """``snakemake(*args, workdir=..., env=..., check=True)``: Snakemake as a subprocess."""
     return run_snakemake
+
+
+def figure_spec(figure_id: str, stem, settings: dict | None = None) -> str:
+    """The spec of a `whcore figure` job drawing ``figure_id`` to ``stem``.pdf/.png."""
+    import json
+
+    return json.dumps(
+        {"figure": figure_id, "settings": settings or {}, "outputs": {"stem": str(stem)}}
+    )

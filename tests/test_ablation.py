@@ -1,14 +1,17 @@
 """The spectrum-pruning ablation (Figure 5c) on small synthetic data."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import figure_spec
 from sklearn.ensemble import RandomForestRegressor
 
+from whcore.core.trees import spectrum
 from whcore.pipeline import ablation
 from whcore.pipeline.cli import main
 from whcore.pipeline.figures.ablation import ablation_figure
-from whcore.core.trees import spectrum
 
 
 def _data(n=8, rows=600, seed=0):
@@ -63,17 +66,30 @@ def test_cli_table_and_figure(tmp_path):
     data = tmp_path / "entacmaea.parquet"
     pd.DataFrame(x, columns=[f"b{i}" for i in range(x.shape[1])]).assign(y=y).to_parquet(data)
     table_path = tmp_path / "tables" / "ablation_entacmaea.parquet"
-    assert main(["ablation", "--data", str(data), "--train-size", "300", "--test-size", "150",
-                 "--max-depth", "5", "--n-trees", "6", "--steps", "3", "--seed", "1",
-                 "--threads", "1", "--out", str(table_path)]) == 0
+    spec = {
+        "dataset": "entacmaea",
+        "data": str(data),
+        "train_size": 300,
+        "test_size": 150,
+        "max_depth": 5,
+        "n_trees": 6,
+        "steps": 3,
+        "seed": 1,
+        "outputs": {"table": str(table_path)},
+    }
+    assert main(["ablation", "--spec", json.dumps(spec), "--threads", "1"]) == 0
     table = pd.read_parquet(table_path)
     assert set(table["dataset"]) == {"entacmaea"} and len(table) == 8
     full = table[table["step"] == 0]["test_r2"]
     assert np.allclose(full, table["forest_test_r2"].iloc[0]) and full.iloc[0] > 0.8
     out = tmp_path / "figures" / "fig5c_ablation"
-    assert main(["figure", "fig5c_ablation", "--tables", str(table_path),
-                 "--out", str(out)]) == 0
+    assert (
+        main(["figure", "--spec", figure_spec("fig5c_ablation", out), "--tables", str(table_path)])
+        == 0
+    )
     assert out.with_suffix(".pdf").stat().st_size > 0 and out.with_suffix(".png").exists()
     fig = ablation_figure({"ablation_entacmaea": table}, {})  # the figure registry's entry
     assert len(fig.axes) == 1
-    assert main(["figure", "fig5c_ablation", "--tables", str(data), "--out", str(out)]) == 2
+    assert (
+        main(["figure", "--spec", figure_spec("fig5c_ablation", out), "--tables", str(data)]) == 2
+    )

@@ -6,10 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from whcore.data.splits import split_indices
 from whcore.pipeline import baselines
 from whcore.pipeline.cli import main
 from whcore.pipeline.jobs import load_job_data
-from whcore.data.splits import split_indices
 
 SIZES = {"train": 60, "val": 60, "test": 60}
 
@@ -29,8 +29,17 @@ def _table(path, seed=0, rows=200, n=6):
 
 def test_validation_not_test_picks_the_hyperparameters(tmp_path):
     path = _table(tmp_path / "tiny.parquet")
-    records = baselines.run_baselines(path, "lasso", 60, 60, 60, data_seed=0, standardize=False,
-                                      grid={"alpha": [1e-3, 10.0]}, log=lambda m: None)
+    records = baselines.run_baselines(
+        path,
+        "lasso",
+        60,
+        60,
+        60,
+        data_seed=0,
+        standardize=False,
+        grid={"alpha": [1e-3, 10.0]},
+        log=lambda m: None,
+    )
     best = baselines.select_best(records)
     assert len(best) == 1 and best["alpha"].iloc[0] == 1e-3
     assert best["val_r2"].iloc[0] > 0.9
@@ -41,30 +50,71 @@ def test_validation_not_test_picks_the_hyperparameters(tmp_path):
 def test_rows_and_records_match_the_network_jobs(tmp_path):
     path = _table(tmp_path / "gb1.parquet", seed=3)
     grid = {"n_estimators": [5, 10], "max_depth": [2]}
-    records = baselines.run_baselines(path, "rf", 60, 60, "rest", data_seed=3, standardize=True,
-                                      grid=grid, threads=1, log=lambda m: None)
-    expected = {"dataset", "method", "train_size", "data_seed", "n_estimators", "max_depth",
-                "train_r2", "val_r2", "test_r2", "train_mse", "val_mse", "test_mse",
-                "fit_time", "model_seed", "status"}
+    records = baselines.run_baselines(
+        path,
+        "rf",
+        60,
+        60,
+        "rest",
+        data_seed=3,
+        standardize=True,
+        grid=grid,
+        threads=1,
+        log=lambda m: None,
+    )
+    expected = {
+        "dataset",
+        "method",
+        "train_size",
+        "data_seed",
+        "n_estimators",
+        "max_depth",
+        "train_r2",
+        "val_r2",
+        "test_r2",
+        "train_mse",
+        "val_mse",
+        "test_mse",
+        "fit_time",
+        "model_seed",
+        "status",
+    }
     assert expected <= set(records.columns) and len(records) == 2
     assert set(records["dataset"]) == {"gb1"} and set(records["status"]) == {"ok"}
     # The networks' loader sees the same rows: the Lasso fitted on its train split predicts the
     # same validation MSE as the baseline job reports.
-    data, _ = load_job_data({"source": "table", "path": str(path), "train_size": 60,
-                             "val_size": 60, "test_size": "rest", "data_seed": 3,
-                             "standardize": True})
+    data, _ = load_job_data(
+        {
+            "source": "table",
+            "path": str(path),
+            "train_size": 60,
+            "val_size": 60,
+            "test_size": "rest",
+            "data_seed": 3,
+            "standardize": True,
+        }
+    )
     lasso = baselines.make_model("lasso", {"alpha": 1e-3}, seed=0).fit(data.x_train, data.y_train)
-    mine = baselines.run_baselines(path, "lasso", 60, 60, "rest", 3, True, {"alpha": [1e-3]},
-                                   log=lambda m: None)
+    mine = baselines.run_baselines(
+        path, "lasso", 60, 60, "rest", 3, True, {"alpha": [1e-3]}, log=lambda m: None
+    )
     val_mse = np.mean((lasso.predict(data.x_val) - data.y_val) ** 2)
     assert mine["val_mse"].iloc[0] == pytest.approx(val_mse, rel=1e-9)
 
 
 def test_xgboost_grid(tmp_path):
     path = _table(tmp_path / "t.parquet")
-    records = baselines.run_baselines(path, "xgboost", 60, 60, 60, 0, False,
-                                      {"n_estimators": [5], "max_depth": [2, 3]},
-                                      log=lambda m: None)
+    records = baselines.run_baselines(
+        path,
+        "xgboost",
+        60,
+        60,
+        60,
+        0,
+        False,
+        {"n_estimators": [5], "max_depth": [2, 3]},
+        log=lambda m: None,
+    )
     assert records["max_depth"].tolist() == [2, 3] and records["val_r2"].notna().all()
 
 
@@ -83,13 +133,28 @@ def test_cli(tmp_path, capsys):
     out = tmp_path / "runs" / "lasso.parquet"
 
     def spec(grid):
-        return json.dumps({"dataset": "toy", "family": "lasso", "grid": grid,
-                           "data": {"path": str(path), "train_size": 60, "val_size": 60,
-                                    "test_size": "rest", "data_seed": 0, "standardize": False},
-                           "outputs": {"records": str(out)}})
+        return json.dumps(
+            {
+                "dataset": "toy",
+                "family": "lasso",
+                "grid": grid,
+                "data": {
+                    "path": str(path),
+                    "train_size": 60,
+                    "val_size": 60,
+                    "test_size": "rest",
+                    "data_seed": 0,
+                    "standardize": False,
+                },
+                "outputs": {"records": str(out)},
+            }
+        )
 
     assert main(["baselines", "--spec", spec({"alpha": [0.01, 0.1]})]) == 0
     assert len(pd.read_parquet(out)) == 2
     assert main(["baselines", "--spec", "{alpha: 1"]) == 2
     assert "--spec is not valid JSON" in capsys.readouterr().err
-    assert main(["baselines", "--spec", spec({"alpha": [0.01]}).replace("t.parquet", "x.parquet")]) == 2
+    assert (
+        main(["baselines", "--spec", spec({"alpha": [0.01]}).replace("t.parquet", "x.parquet")])
+        == 2
+    )

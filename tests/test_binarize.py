@@ -10,12 +10,12 @@ import openpyxl
 import pandas as pd
 import pytest
 
+from whcore.core.io import read_parquet_metadata
 from whcore.data import parsers
-from whcore.data.parsers import RawFormatError
-from whcore.pipeline.cli import main
 from whcore.data.datasets import binarize, get
 from whcore.data.download import sha256_of
-from whcore.core.io import read_parquet_metadata
+from whcore.data.parsers import RawFormatError
+from whcore.pipeline.cli import main
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -40,16 +40,21 @@ def entacmaea_xlsx(path, header=None, genotypes=None):
 
 
 def avgfp_tsv(path, lines):
-    path.write_text("aaMutations\tuniqueBarcodes\tmedianBrightness\tstd\n"
-                    + "".join(f"{m}\t1\t{y}\t\n" for m, y in lines))
+    path.write_text(
+        "aaMutations\tuniqueBarcodes\tmedianBrightness\tstd\n"
+        + "".join(f"{m}\t1\t{y}\t\n" for m, y in lines)
+    )
     return path
 
 
 def gb1_zip(path, rows, columns=parsers.GB1_COLUMNS):
     frame = pd.DataFrame(rows, columns=columns)
     frame["sequence"] = "MQYKL"  # one of FLIP's extra columns, ignored
-    frame.to_csv(path, index=False, compression={"method": "zip",
-                                                   "archive_name": path.name.removesuffix(".zip")})
+    frame.to_csv(
+        path,
+        index=False,
+        compression={"method": "zip", "archive_name": path.name.removesuffix(".zip")},
+    )
     return path
 
 
@@ -69,6 +74,7 @@ def sgemm_frame(rows=4):
 
 # --- the encodings ------------------------------------------------------------------------------
 
+
 def test_entacmaea_bits_names_and_target(tmp_path):
     frame = parsers.parse_entacmaea(entacmaea_xlsx(tmp_path / "e.xlsx"))
     assert list(frame.columns) == ["D1N", "V2A", "L3M", "y"]
@@ -87,13 +93,16 @@ def test_sgemm_one_hot_and_mean_of_runs(tmp_path):
 
 
 def test_gb1_one_hot_of_four_sites(tmp_path):
-    frame = parsers.parse_gb1(gb1_zip(tmp_path / "g.csv.zip", [["VDGV", 0, 9, 9, 1.0],
-                                                               ["ACDY", 4, 1, 2, 0.25]]))
+    frame = parsers.parse_gb1(
+        gb1_zip(tmp_path / "g.csv.zip", [["VDGV", 0, 9, 9, 1.0], ["ACDY", 4, 1, 2, 0.25]])
+    )
     assert frame.shape == (2, 81)
     assert frame.columns[0] == "site39=A" and frame.columns[79] == "site54=Y"
     ones = [sorted(frame.columns[:80][frame.iloc[r, :80].to_numpy() == 1]) for r in range(2)]
-    assert ones == [["site39=V", "site40=D", "site41=G", "site54=V"],
-                    ["site39=A", "site40=C", "site41=D", "site54=Y"]]
+    assert ones == [
+        ["site39=V", "site40=D", "site41=G", "site54=V"],
+        ["site39=A", "site40=C", "site41=D", "site54=Y"],
+    ]
     np.testing.assert_array_equal(frame["y"], [1.0, 0.25])
 
 
@@ -102,12 +111,14 @@ def test_avgfp_sites_merge_and_order(tmp_path):
     frame = parsers.parse_avgfp(avgfp_tsv(tmp_path / "a.tsv", lines))
     assert list(frame.columns) == [f"site{k}" for k in range(6)] + ["y"]  # width max site + 1
     # Rows sorted by site set, wild type first; {5} averages SA5D and SA5C, {2, 5} the other two.
-    np.testing.assert_array_equal(frame.iloc[:, :6].to_numpy(),
-                                  [[0] * 6, [0, 0, 1, 0, 0, 1], [0, 0, 0, 0, 0, 1]])
+    np.testing.assert_array_equal(
+        frame.iloc[:, :6].to_numpy(), [[0] * 6, [0, 0, 1, 0, 0, 1], [0, 0, 0, 0, 0, 1]]
+    )
     np.testing.assert_array_equal(frame["y"], [3.0, 3.0, 1.5])
 
 
 # --- broken inputs -------------------------------------------------------------------------------
+
 
 def assert_clear_failure(name, raw, out, match, error=RawFormatError, verify=False):
     """The error names the file and the problem, and no Parquet is left (not even an old one)."""
@@ -123,8 +134,12 @@ def test_entacmaea_changed_header(tmp_path):
     header = [list(r) for r in parsers.ENTACMAEA_HEADER]
     header[1][9] = "red"  # column J no longer the combined brightness
     raw = entacmaea_xlsx(tmp_path / "e.xlsx", header=header)
-    assert_clear_failure("entacmaea", raw, tmp_path / "e.parquet",
-                         r"unexpected header row 2: expected .*'combined'.*found .*'red'")
+    assert_clear_failure(
+        "entacmaea",
+        raw,
+        tmp_path / "e.parquet",
+        r"unexpected header row 2: expected .*'combined'.*found .*'red'",
+    )
 
 
 def test_entacmaea_truncated_workbook(tmp_path):
@@ -141,21 +156,31 @@ def test_entacmaea_genotype_that_is_not_binary(tmp_path):
 
 def test_wrong_checksum_names_both_digests(tmp_path):
     raw = entacmaea_xlsx(tmp_path / "e.xlsx")
-    assert_clear_failure("entacmaea", raw, tmp_path / "e.parquet",
-                         f"expected sha256 {get('entacmaea').sha256}, got {sha256_of(raw)}",
-                         verify=True)
+    assert_clear_failure(
+        "entacmaea",
+        raw,
+        tmp_path / "e.parquet",
+        f"expected sha256 {get('entacmaea').sha256}, got {sha256_of(raw)}",
+        verify=True,
+    )
 
 
 def test_missing_raw_file(tmp_path):
-    assert_clear_failure("gb1", tmp_path / "nothing.csv.zip", tmp_path / "g.parquet",
-                         "not found. Fix: run `whcore download gb1", error=FileNotFoundError)
+    assert_clear_failure(
+        "gb1",
+        tmp_path / "nothing.csv.zip",
+        tmp_path / "g.parquet",
+        "not found. Fix: run `whcore download gb1",
+        error=FileNotFoundError,
+    )
 
 
 @pytest.mark.parametrize("token", ["SA108", "A108D", "SA1O8D", "SA108DD"])
 def test_avgfp_unknown_mutation_token(tmp_path, token):
     raw = avgfp_tsv(tmp_path / "a.tsv", [("", 3.0), ("SA5D", 1.0), (f"SK2R:{token}", 2.0)])
-    assert_clear_failure("avgfp", raw, tmp_path / "a.parquet",
-                         f"unknown mutation token '{token}' on line 4")
+    assert_clear_failure(
+        "avgfp", raw, tmp_path / "a.parquet", f"unknown mutation token '{token}' on line 4"
+    )
 
 
 def test_avgfp_changed_header(tmp_path):
@@ -198,6 +223,7 @@ def test_sgemm_renamed_column(tmp_path):
 
 # --- through the command line --------------------------------------------------------------------
 
+
 def test_cli_binarize_writes_metadata(tmp_path, capsys):
     raw = avgfp_tsv(tmp_path / "a.tsv", [("", 3.0), ("SA5D", 1.0)])
     out = tmp_path / "data" / "avgfp.parquet"
@@ -219,12 +245,19 @@ def test_cli_error_is_one_clear_line_and_exit_2(tmp_path, capsys):
 
 def test_cli_download_without_mirror_or_network(tmp_path, capsys):
     out = tmp_path / "raw" / "gb1.csv.zip"
-    args = ["download", "gb1", "--out", str(out), "--mirror", str(tmp_path / "no-mirror"),
-            "--retries", "1"]
+    args = [
+        "download",
+        "gb1",
+        "--out",
+        str(out),
+        "--mirror",
+        str(tmp_path / "no-mirror"),
+        "--retries",
+        "1",
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     assert "could not obtain four_mutations_full_data.csv.zip" in err
     assert "(mirror): not found" in err and "raw.githubusercontent.com" in err
     assert not out.exists()
     assert (list(out.parent.iterdir()) if out.parent.exists() else []) == []
-

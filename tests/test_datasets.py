@@ -11,28 +11,44 @@ import pandas as pd
 import pytest
 import torch
 
-from whcore.data import datasets
-from whcore.pipeline.cli import main
-from whcore.data.download import sha256_of
 from whcore.core.io import read_parquet_metadata
-from whcore.pipeline.jobs import load_job_data
 from whcore.core.wht import all_inputs
+from whcore.data import datasets
+from whcore.data.download import sha256_of
+from whcore.pipeline.cli import main
+from whcore.pipeline.jobs import load_job_data
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
 MANIFEST = {  # name: (file under the mirror, sha256, bytes, rows, features)
-    "entacmaea": ("entacmaea/41467_2019_12130_MOESM7_ESM.xlsx",
-                  "d893d36645d10334b326696e98edbb7222b15bbeb946176482ed83637120904b", 737_089,
-                  8192, 13),
-    "sgemm": ("sgemm/sgemm_product_dataset.zip",
-              "8d3ee0d82708df11b54debc6a4fbade77c604a047f019fa7940413032eb7b096", 3_186_088,
-              241_600, 40),
-    "gb1": ("gb1/four_mutations_full_data.csv.zip",
-            "85692d808dcd3ae54fa2ac31f4e590858d4582369b6c7b05df299b9b6c383bff", 2_659_007,
-            149_361, 80),
-    "avgfp": ("avgfp/amino_acid_genotypes_to_brightness.tsv",
-              "5581230b9888f9960708a4769ce1c9b4453561f0b5f0374525445b4a984d54d5", 2_334_128,
-              49_089, 236),
+    "entacmaea": (
+        "entacmaea/41467_2019_12130_MOESM7_ESM.xlsx",
+        "d893d36645d10334b326696e98edbb7222b15bbeb946176482ed83637120904b",
+        737_089,
+        8192,
+        13,
+    ),
+    "sgemm": (
+        "sgemm/sgemm_product_dataset.zip",
+        "8d3ee0d82708df11b54debc6a4fbade77c604a047f019fa7940413032eb7b096",
+        3_186_088,
+        241_600,
+        40,
+    ),
+    "gb1": (
+        "gb1/four_mutations_full_data.csv.zip",
+        "85692d808dcd3ae54fa2ac31f4e590858d4582369b6c7b05df299b9b6c383bff",
+        2_659_007,
+        149_361,
+        80,
+    ),
+    "avgfp": (
+        "avgfp/amino_acid_genotypes_to_brightness.tsv",
+        "5581230b9888f9960708a4769ce1c9b4453561f0b5f0374525445b4a984d54d5",
+        2_334_128,
+        49_089,
+        236,
+    ),
 }
 
 
@@ -44,8 +60,13 @@ def test_registry_lists_the_four_datasets():
     assert datasets.NAMES == ("entacmaea", "sgemm", "gb1", "avgfp")
     for name, (file, sha, size, rows, n) in MANIFEST.items():
         spec = datasets.get(name)
-        assert (f"{name}/{spec.file}", spec.sha256, spec.size, spec.rows, spec.n) == \
-            (file, sha, size, rows, n)
+        assert (f"{name}/{spec.file}", spec.sha256, spec.size, spec.rows, spec.n) == (
+            file,
+            sha,
+            size,
+            rows,
+            n,
+        )
         assert spec.urls and all(u.startswith("https://") for u in spec.urls)
         for url in spec.urls:  # mirrors on GitHub are pinned to a commit, never a branch
             if "github" in url:
@@ -79,37 +100,69 @@ def test_shape_types_metadata(real_dataset, name):
 
 def test_entacmaea(real_dataset):
     frame = real_dataset("entacmaea").frame
-    assert list(features(frame).columns) == ["D1N", "V2A", "L3M", "T4P", "F5S", "N6A", "S7G",
-                                             "A8C", "A9L", "Y10R", "N11D", "N12K", "K13R"]
+    assert list(features(frame).columns) == [
+        "D1N",
+        "V2A",
+        "L3M",
+        "T4P",
+        "F5S",
+        "N6A",
+        "S7G",
+        "A8C",
+        "A9L",
+        "Y10R",
+        "N11D",
+        "N12K",
+        "K13R",
+    ]
     # All 2^13 genotypes in lexicographic order: exactly whcore's MSB-first enumeration.
     np.testing.assert_array_equal(features(frame).to_numpy(), all_inputs(13, torch.uint8).numpy())
     assert frame["y"].iloc[0] == pytest.approx(1.57463497188885)  # wild type DVLTFNSAAYNNK
-    assert (frame["y"].min(), frame["y"].max(), frame["y"].mean()) == \
-        pytest.approx((0.15486, 1.69245, 0.53805), abs=1e-5)
+    assert (frame["y"].min(), frame["y"].max(), frame["y"].mean()) == pytest.approx(
+        (0.15486, 1.69245, 0.53805), abs=1e-5
+    )
 
 
 def test_sgemm(real_dataset):
     frame = real_dataset("sgemm").frame
-    levels = {"MWG": [16, 32, 64, 128], "NWG": [16, 32, 64, 128], "KWG": [16, 32],
-              "MDIMC": [8, 16, 32], "NDIMC": [8, 16, 32], "MDIMA": [8, 16, 32],
-              "NDIMB": [8, 16, 32], "KWI": [2, 8], "VWM": [1, 2, 4, 8], "VWN": [1, 2, 4, 8],
-              "STRM": [0, 1], "STRN": [0, 1], "SA": [0, 1], "SB": [0, 1]}
+    levels = {
+        "MWG": [16, 32, 64, 128],
+        "NWG": [16, 32, 64, 128],
+        "KWG": [16, 32],
+        "MDIMC": [8, 16, 32],
+        "NDIMC": [8, 16, 32],
+        "MDIMA": [8, 16, 32],
+        "NDIMB": [8, 16, 32],
+        "KWI": [2, 8],
+        "VWM": [1, 2, 4, 8],
+        "VWN": [1, 2, 4, 8],
+        "STRM": [0, 1],
+        "STRN": [0, 1],
+        "SA": [0, 1],
+        "SB": [0, 1],
+    }
     assert list(features(frame).columns) == [f"{p}={v}" for p, vs in levels.items() for v in vs]
     assert (features(frame).sum(axis=1) == 14).all()  # exactly one level of each parameter
-    assert (frame["y"].min(), frame["y"].max(), frame["y"].mean()) == \
-        pytest.approx((13.3175, 3341.5075, 217.5720), abs=1e-4)
+    assert (frame["y"].min(), frame["y"].max(), frame["y"].mean()) == pytest.approx(
+        (13.3175, 3341.5075, 217.5720), abs=1e-4
+    )
 
 
 def test_gb1(real_dataset):
     frame = real_dataset("gb1").frame
     letters = "ACDEFGHIKLMNPQRSTVWY"
-    assert list(features(frame).columns) == [f"site{s}={a}" for s in (39, 40, 41, 54)
-                                             for a in letters]
+    assert list(features(frame).columns) == [
+        f"site{s}={a}" for s in (39, 40, 41, 54) for a in letters
+    ]
     blocks = features(frame).to_numpy().reshape(len(frame), 4, 20)
     assert (blocks.sum(axis=2) == 1).all()  # one residue per site
     wild = frame.iloc[0]  # the wild-type row VDGV with fitness 1.0
-    assert [c for c in features(frame).columns if wild[c] == 1] == \
-        ["site39=V", "site40=D", "site41=G", "site54=V"]
+    assert [c for c in features(frame).columns if wild[c] == 1] == [
+        "site39=V",
+        "site40=D",
+        "site41=G",
+        "site54=V",
+    ]
     assert wild["y"] == 1.0
     assert (frame["y"] == 0).sum() == 29_477 and frame["y"].max() == pytest.approx(8.7620, abs=1e-4)
     hamming = 4 - (blocks * blocks[0]).sum(axis=(1, 2))  # distance to the wild type
@@ -166,10 +219,16 @@ def test_cli_download_binarize_describe(data_mirror, tmp_path, capsys):
 
 # --- splits --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, train, val, test", [("entacmaea", 20, 4086, 4086),
-                                                   ("entacmaea", 200, 3996, 3996),
-                                                   ("sgemm", 200, 20000, 20000),
-                                                   ("avgfp", 2000, 20000, 20000)])
+
+@pytest.mark.parametrize(
+    "name, train, val, test",
+    [
+        ("entacmaea", 20, 4086, 4086),
+        ("entacmaea", 200, 3996, 3996),
+        ("sgemm", 200, 20000, 20000),
+        ("avgfp", 2000, 20000, 20000),
+    ],
+)
 def test_paper_split_rules(name, train, val, test):
     split = datasets.split(name, train, data_seed=4)
     assert (len(split.train), len(split.val), len(split.test)) == (train, val, test)
@@ -191,11 +250,18 @@ def test_split_is_a_pure_function_of_its_arguments():
 
 # --- y standardization ---------------------------------------------------------------------------
 
+
 def test_standardize_over_the_whole_dataset_before_splitting(real_dataset):
     """As the reference: y = (y - mean) / torch.std(y) (sample std) on all rows, then split."""
     data = real_dataset("entacmaea")
-    spec = {"source": "table", "path": str(data.parquet), "train_size": 40, "val_size": "rest",
-            "test_size": "rest", "data_seed": 2}
+    spec = {
+        "source": "table",
+        "path": str(data.parquet),
+        "train_size": 40,
+        "val_size": "rest",
+        "test_size": "rest",
+        "data_seed": 2,
+    }
     y = torch.tensor(data.frame["y"].to_numpy())
     reference = ((y - y.mean()) / torch.std(y)).numpy()
     split = datasets.split("entacmaea", 40, 2)

@@ -120,14 +120,25 @@ def test_every_failure_is_listed_and_nothing_is_kept(tmp_path, server):
     out = tmp_path / "raw" / FILE
     urls = (f"{base}/missing", f"{base}/wrong", f"{base}/broken", closed_port_url())
     with pytest.raises(DownloadError) as err:
-        fetch(FILE, DIGEST, out, urls=urls, mirror=tmp_path / "empty-mirror", subdir="toy",
-              retries=2, backoff=0, timeout=5)
+        fetch(
+            FILE,
+            DIGEST,
+            out,
+            urls=urls,
+            mirror=tmp_path / "empty-mirror",
+            subdir="toy",
+            retries=2,
+            backoff=0,
+            timeout=5,
+        )
     message = str(err.value)
     assert FILE in message and DIGEST in message and str(out) in message
     assert f"{tmp_path / 'empty-mirror' / 'toy' / FILE} (mirror): not found" in message
     assert f"{base}/missing: HTTP 404" in message
-    assert f"{base}/wrong: checksum mismatch: expected sha256 {DIGEST}, got " \
-           f"{hashlib.sha256(wrong).hexdigest()}" in message
+    assert (
+        f"{base}/wrong: checksum mismatch: expected sha256 {DIGEST}, got "
+        f"{hashlib.sha256(wrong).hexdigest()}" in message
+    )
     assert f"{base}/broken: HTTP 503" in message and "after 2 attempts" in message
     assert "offline or unreachable" in message
     assert hits["/broken"] == 2 and hits["/wrong"] == 1  # only transient failures are retried
@@ -138,7 +149,14 @@ def test_no_mirror_and_no_network_says_how_to_fix(tmp_path):
     out = tmp_path / FILE
     out.write_bytes(b"stale")  # a damaged earlier copy must not survive either
     with pytest.raises(DownloadError, match="no mirror folder") as err:
-        fetch(FILE, DIGEST, out, urls=("https://example.org/data.csv",), mirror="",
-              retries=1, backoff=0)
+        fetch(
+            FILE,
+            DIGEST,
+            out,
+            urls=("https://example.org/data.csv",),
+            mirror="",
+            retries=1,
+            backoff=0,
+        )
     assert "network access disabled" in str(err.value) and "WHCORE_DATA_MIRROR" in str(err.value)
     assert not out.exists()

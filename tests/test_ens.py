@@ -11,8 +11,8 @@ import torch
 from whcore.core.regularizers import Context, make_regularizer
 from whcore.core.rng import derive_seed
 from whcore.core.spright import SprightDesign
-from whcore.data.synthetic import random_sparse, sample_inputs
 from whcore.core.training import Data, TrainConfig, train
+from whcore.data.synthetic import random_sparse, sample_inputs
 
 CPU = torch.device("cpu")
 
@@ -48,10 +48,15 @@ def test_registered_with_default_d_and_seeded_designs():
     assert reg.designs == [SprightDesign(12, 4, 3, derive_seed(s, "spright")) for s in (3, 4)]
 
 
-@pytest.mark.parametrize("params,match", [
-    ({"m": 13}, "hash size"), ({"m": 0}, "hash size"), ({"d": 0}, "delay pairs"),
-    ({"rho": -1.0}, "rho"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"m": 13}, "hash size"),
+        ({"m": 0}, "hash size"),
+        ({"d": 0}, "delay pairs"),
+        ({"rho": -1.0}, "rho"),
+    ],
+)
 def test_bad_parameters_raise(params, match):
     with pytest.raises(ValueError, match=match):
         ens(12, [0], **params)
@@ -73,8 +78,9 @@ def test_stacked_members_equal_members_alone():
     alone = [ens(9, [s]) for s in seeds]
     assert len(set(stacked.sizes)) > 1  # the padding path is exercised
     for epoch in (0, 1):
-        torch.testing.assert_close(stacked.penalty(net),
-                                   torch.cat([reg.penalty(net) for reg in alone]))
+        torch.testing.assert_close(
+            stacked.penalty(net), torch.cat([reg.penalty(net) for reg in alone])
+        )
         stacked.on_epoch_end(net, epoch + 1)
         for reg in alone:
             reg.on_epoch_end(net, epoch + 1)

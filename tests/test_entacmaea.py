@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import figure_spec
 
 from whcore import hadamard_matrix
+from whcore.core.io import read_parquet_metadata
+from whcore.core.wht import all_inputs
 from whcore.pipeline.cli import main
 from whcore.pipeline.entacmaea import energy_by_degree, spectrum, top_coefficients
 from whcore.pipeline.figures.entacmaea import energy_figure
-from whcore.core.io import read_parquet_metadata
-from whcore.core.wht import all_inputs
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -25,8 +28,9 @@ def toy_frame(seed=0) -> tuple[pd.DataFrame, dict[int, float]]:
     """g(x) = sum_f G(f) (-1)^<f, x> on {0,1}^4 with known G, rows shuffled."""
     coefficients = {0: 0.3, 0b1010: 1.5, 0b0001: -0.7, 0b0111: 0.2}
     x = all_inputs(4, torch.int64)
-    parity = {f: (x & torch.tensor([(f >> k) & 1 for k in (3, 2, 1, 0)])).sum(1) % 2
-              for f in coefficients}
+    parity = {
+        f: (x & torch.tensor([(f >> k) & 1 for k in (3, 2, 1, 0)])).sum(1) % 2 for f in coefficients
+    }
     y = sum(c * (1.0 - 2.0 * parity[f].double()) for f, c in coefficients.items())
     frame = pd.DataFrame(x.numpy(), columns=["a", "b", "c", "d"]).assign(y=y.numpy())
     return frame.sample(frac=1, random_state=seed), coefficients
@@ -45,7 +49,9 @@ def test_top_coefficients_and_energy_by_degree():
     g = spectrum(frame)
     best = top_coefficients(g, 2, names=["a", "b", "c", "d"])
     assert best[["frequency", "bits", "degree", "features"]].values.tolist() == [
-        [10, "1010", 2, "a+c"], [1, "0001", 1, "d"]]
+        [10, "1010", 2, "a+c"],
+        [1, "0001", 1, "d"],
+    ]
     np.testing.assert_allclose(best["energy"], [2.25, 0.49])
     table = energy_by_degree(g, best)
     assert table["top_count"].tolist() == [0, 1, 1, 0, 0]
@@ -72,12 +78,17 @@ def test_real_spectrum_matches_dense_transform(real_dataset):
     assert spectrum(frame)[0].item() == pytest.approx(frame["y"].mean())  # G(0) is the mean
 
 
-def test_cli_energy_table_matches_the_authors_numbers_and_draws_the_figure(real_dataset,
-                                                                           tmp_path, capsys):
+def test_cli_energy_table_matches_the_authors_numbers_and_draws_the_figure(
+    real_dataset, tmp_path, capsys
+):
     data = real_dataset("entacmaea").parquet
     table_path, coef_path = tmp_path / "tables" / "energy.parquet", tmp_path / "top.parquet"
-    assert main(["entacmaea-energy", "--data", str(data), "--out", str(table_path), "--top", "100",
-                 "--coefficients", str(coef_path)]) == 0
+    spec = {
+        "data": str(data),
+        "top": 100,
+        "outputs": {"table": str(table_path), "coefficients": str(coef_path)},
+    }
+    assert main(["entacmaea-energy", "--spec", json.dumps(spec)]) == 0
     table = pd.read_parquet(table_path)
     assert table["degree"].tolist() == list(range(14))
     assert table["top_count"].tolist() == [0, 8, 21, 38, 26, 7] + [0] * 8
@@ -91,8 +102,18 @@ def test_cli_energy_table_matches_the_authors_numbers_and_draws_the_figure(real_
     assert "2: 76.2%" in capsys.readouterr().out
 
     stem = tmp_path / "figures" / "fig5d_entacmaea_energy"
-    assert main(["figure", "fig5d_entacmaea_energy", "--tables", str(table_path),
-                 "--out", str(stem)]) == 0
+    assert (
+        main(
+            [
+                "figure",
+                "--spec",
+                figure_spec("fig5d_entacmaea_energy", stem),
+                "--tables",
+                str(table_path),
+            ]
+        )
+        == 0
+    )
     assert stem.with_suffix(".pdf").read_bytes()[:5] == b"%PDF-"
     assert stem.with_suffix(".png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -19,11 +19,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from conftest import figure_spec
 
-from whcore.pipeline.cli import main as whcore
+from whcore.core.io import read_parquet_metadata
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import sha256_of
-from whcore.core.io import read_parquet_metadata
+from whcore.pipeline.cli import main as whcore
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
@@ -38,14 +39,32 @@ def _env(**extra) -> dict:
 
 
 def snakemake_cmd(workdir: Path, config: Path, *args) -> list[str]:
-    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(workdir),
-            "--configfile", str(config), "--cores", "2", *args]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "-d",
+        str(workdir),
+        "--configfile",
+        str(config),
+        "--cores",
+        "2",
+        *args,
+    ]
 
 
 def run_snakemake(workdir, config, *args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(snakemake_cmd(workdir, config, *args), env=env or _env(), text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600,
-                          check=False)
+    return subprocess.run(
+        snakemake_cmd(workdir, config, *args),
+        env=env or _env(),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=600,
+        check=False,
+    )
 
 
 def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:
@@ -55,6 +74,7 @@ def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:
         config[experiment]["enabled"] = False
     spectrum = config["spectrum"]
     spectrum.update(draws=1, train_sizes=[spectrum["figure_train_size"]], methods=methods)
+    config["log_every"] = training.pop("log_every", config.get("log_every", 10))
     spectrum["training"].update(training)
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
@@ -62,7 +82,7 @@ def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:
 
 
 def run_file(method: str, tag: str, kind: str = "runs") -> str:
-    return f"results/{kind}/spectrum/draw0/{method}/{tag}/size30_dseed0.parquet"
+    return f"results/tiny/{kind}/spectrum/draw0/{method}/{tag}/size30_dseed0.parquet"
 
 
 def wait_for(predicate, timeout: float, what: str, proc=None):
@@ -70,7 +90,9 @@ def wait_for(predicate, timeout: float, what: str, proc=None):
     while not predicate():
         if proc is not None and proc.poll() is not None:
             out = proc.stdout.read() if proc.stdout else ""
-            raise AssertionError(f"process ended (rc {proc.returncode}) before {what}:\n{out[-3000:]}")
+            raise AssertionError(
+                f"process ended (rc {proc.returncode}) before {what}:\n{out[-3000:]}"
+            )
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(0.1)
@@ -88,8 +110,12 @@ def whcore_train_pids(workdir: Path, out: str) -> list[int]:
         except OSError:
             continue
         args = [a.decode(errors="replace") for a in argv if a]
-        if (any(Path(a).name == "whcore" for a in args[:2]) and "train" in args
-                and out in args and Path(cwd) == workdir):
+        if (
+            any(Path(a).name == "whcore" for a in args[:2])
+            and "train" in args
+            and out in args
+            and Path(cwd) == workdir
+        ):
             pids.append(int(proc.name))
     return pids
 
@@ -97,17 +123,38 @@ def whcore_train_pids(workdir: Path, out: str) -> list[int]:
 def start_and_find_trainer(work: Path, config: Path, log: Path, target: str, *args):
     """Start Snakemake on ``target``; once its training job logged epoch 1, return
     (the Snakemake process, the pid of that job's `whcore train`)."""
-    proc = subprocess.Popen(snakemake_cmd(work, config, *args), env=_env(), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        snakemake_cmd(work, config, *args),
+        env=_env(),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
-        wait_for(lambda: log.is_file() and "epoch 1:" in log.read_text(), 300,
-                 f"the training job of {target}", proc)
+        wait_for(
+            lambda: log.is_file() and "epoch 1:" in log.read_text(),
+            300,
+            f"the training job of {target}",
+            proc,
+        )
         pids = whcore_train_pids(work, target)
         assert len(pids) == 1, pids
     except BaseException:
         proc.kill()
         raise
     return proc, pids[0]
+
+
+def target_spec(path: Path) -> str:
+    return json.dumps(
+        {
+            "family": "degree_ladder",
+            "n": 6,
+            "max_degree": 3,
+            "seed": 0,
+            "outputs": {"target": str(path)},
+        }
+    )
 
 
 def leftovers(path: Path) -> list[Path]:
@@ -117,20 +164,40 @@ def leftovers(path: Path) -> list[Path]:
 
 # --- a killed training job -----------------------------------------------------------------------
 
+
 def test_sigkill_mid_training_leaves_no_output(tmp_path):
     """`whcore train` killed with SIGKILL while training (what `scancel` or an OOM kill does):
     neither the output nor a half-written temporary file is left."""
-    assert whcore(["synthetic", "--family", "degree_ladder", "--n", "6", "--max-degree", "3",
-                   "--seed", "0", "--out", str(tmp_path / "g.json")]) == 0
-    spec = {"method": "standard", "spectrum": True,
-            "data": {"source": "synthetic", "path": str(tmp_path / "g.json"), "train_size": 30,
-                     "data_seed": 0},
-            "training": {"seeds": [0, 1], "epochs": 5000, "patience": 5000, "width": 2,
-                         "log_every": 1, "device": "cpu"}}
+    assert whcore(["synthetic", "--spec", target_spec(tmp_path / "g.json")]) == 0
+    spec = {
+        "method": "standard",
+        "spectrum": True,
+        "data": {
+            "source": "synthetic",
+            "path": str(tmp_path / "g.json"),
+            "train_size": 30,
+            "data_seed": 0,
+        },
+        "training": {"seeds": [0, 1], "epochs": 5000, "patience": 5000, "width": 2},
+    }
     out, spectra = tmp_path / "out" / "runs.parquet", tmp_path / "out" / "spectra.parquet"
-    proc = subprocess.Popen([str(BIN / "whcore"), "train", "--spec-json", json.dumps(spec),
-                             "--out", str(out), "--spectra", str(spectra)], env=_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    spec["outputs"] = {"records": str(out), "spectra": str(spectra)}
+    proc = subprocess.Popen(
+        [
+            str(BIN / "whcore"),
+            "train",
+            "--spec",
+            json.dumps(spec),
+            "--device",
+            "cpu",
+            "--log-every",
+            "1",
+        ],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()  # the first progress line: it is training
         assert line.startswith("epoch 1:"), line
@@ -147,15 +214,19 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
     """Snakemake runs two training jobs; one is SIGKILLed mid-run. The other completes (keep
     going), the killed one leaves no output, and a rerun with --rerun-incomplete trains only
     the killed job: no other output is touched."""
-    config = spectrum_config(tmp_path, {"standard": {}, "hashwh": {"b": [3], "lam": [0.01]}},
-                             epochs=60, patience=60, log_every=1)
+    config = spectrum_config(
+        tmp_path,
+        {"standard": {}, "hashwh": {"b": [3], "lam": [0.01]}},
+        epochs=60,
+        patience=60,
+        log_every=1,
+    )
     work = tmp_path / "work"
     victim, other = run_file("hashwh", "b3_lam0.01"), run_file("standard", "default")
     targets = [victim, other]
-    victim_log = work / "logs/train/spectrum/draw0/hashwh/b3_lam0.01/size30_dseed0.log"
+    victim_log = work / "logs/tiny/runs/spectrum/draw0/hashwh/b3_lam0.01/size30_dseed0.log"
 
-    first, pid = start_and_find_trainer(work, config, victim_log, victim, "--keep-going",
-                                        *targets)
+    first, pid = start_and_find_trainer(work, config, victim_log, victim, "--keep-going", *targets)
     try:
         os.kill(pid, signal.SIGKILL)
         out, _ = first.communicate(timeout=300)
@@ -167,12 +238,17 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
     assert not (work / run_file("hashwh", "b3_lam0.01", "spectra")).exists()
     assert (work / other).is_file()  # the other job was not harmed (--keep-going)
 
-    kept = [work / other, work / run_file("standard", "default", "spectra"),
-            work / "results/synthetic/spectrum/draw0.json"]
+    kept = [
+        work / other,
+        work / run_file("standard", "default", "spectra"),
+        work / "results/tiny/synthetic/spectrum/draw0.json",
+    ]
     mtimes = {p: p.stat().st_mtime_ns for p in kept}
     second = run_snakemake(work, config, "--rerun-incomplete", *targets)
     assert second.returncode == 0, second.stdout[-3000:]
-    stats = dict(re.findall(r"^(\w+)\s+(\d+)$", second.stdout.split("Job stats:", 1)[1], re.MULTILINE))
+    stats = dict(
+        re.findall(r"^(\w+)\s+(\d+)$", second.stdout.split("Job stats:", 1)[1], re.MULTILINE)
+    )
     assert stats == {"train_spectrum": "1", "total": "1"}, stats
     assert {p: p.stat().st_mtime_ns for p in kept} == mtimes
     records = pd.read_parquet(work / victim)
@@ -184,28 +260,37 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
 
 # --- diverged training ---------------------------------------------------------------------------
 
+
 def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     """A loss that overflows (lambda = 1e300) makes training stop cleanly with status
     "diverged", the epoch and the reason in the records; aggregation counts the diverged runs,
     keeps a variant whose every configuration diverged as a diverged row, and the claims and
     figures that read the tables still build."""
     target = tmp_path / "draw0.json"  # the g* of dataset draw0 (tables match them by name)
-    assert whcore(["synthetic", "--family", "degree_ladder", "--n", "6", "--max-degree", "3",
-                   "--seed", "0", "--out", str(target)]) == 0
+    assert whcore(["synthetic", "--spec", target_spec(target)]) == 0
     runs, spectra = [], []
-    for method, params in [("standard", {}), ("fullwh", {"lam": 0.1}), ("fullwh", {"lam": 1e300}),
-                           ("hashwh", {"b": 3, "lam": 1e300})]:
-        spec = {"method": method, "params": params, "spectrum": True,
-                "labels": {"experiment": "spectrum", "dataset": "draw0", "draw": 0},
-                "data": {"source": "synthetic", "path": str(target), "train_size": 30,
-                         "data_seed": 0},
-                "training": {"seeds": [0, 1], "epochs": 5, "patience": 5, "width": 2,
-                             "log_every": 0, "device": "cpu"}}
+    for method, params in [
+        ("standard", {}),
+        ("fullwh", {"lam": 0.1}),
+        ("fullwh", {"lam": 1e300}),
+        ("hashwh", {"b": 3, "lam": 1e300}),
+    ]:
+        spec = {
+            "method": method,
+            "params": params,
+            "spectrum": True,
+            "labels": {"experiment": "spectrum", "dataset": "draw0", "draw": 0},
+            "data": {"source": "synthetic", "path": str(target), "train_size": 30, "data_seed": 0},
+            "training": {"seeds": [0, 1], "epochs": 5, "patience": 5, "width": 2},
+        }
         name = f"{method}_{len(runs)}"
         runs.append(str(tmp_path / f"{name}.parquet"))
         spectra.append(str(tmp_path / f"{name}_spectra.parquet"))
-        assert whcore(["train", "--spec-json", json.dumps(spec), "--out", runs[-1],
-                       "--spectra", spectra[-1]]) == 0
+        spec["outputs"] = {"records": runs[-1], "spectra": spectra[-1]}
+        assert (
+            whcore(["train", "--spec", json.dumps(spec), "--device", "cpu", "--log-every", "0"])
+            == 0
+        )
 
     for path in runs[2:]:  # every member diverged in the first epoch and stopped there
         records = pd.read_parquet(path)
@@ -218,13 +303,33 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
 
     capsys.readouterr()
     tables = tmp_path / "tables"
-    assert whcore(["aggregate", "spectrum", "--runs", *runs, "--spectra", *spectra,
-                   "--targets", str(target), "--figure-train-size", "30",
-                   "--out-dir", str(tables)]) == 0
+    outputs = {
+        f"spectrum_{t}": str(tables / f"spectrum_{t}.parquet")
+        for t in ("selected", "epochs", "heatmap")
+    }
+    aggregate = {"experiment": "spectrum", "figure_train_size": 30, "outputs": outputs}
+    assert (
+        whcore(
+            [
+                "aggregate",
+                "--spec",
+                json.dumps(aggregate),
+                "--runs",
+                *runs,
+                "--spectra",
+                *spectra,
+                "--targets",
+                str(target),
+            ]
+        )
+        == 0
+    )
     report = capsys.readouterr().out
-    assert ("diverged: 4 trained model(s) (configuration x seed) diverged" in report
-            and "2 of 6 selections had only diverged configurations" in report
-            and "hashwh_b3 x 2" in report), report
+    assert (
+        "diverged: 4 trained model(s) (configuration x seed) diverged" in report
+        and "2 of 6 selections had only diverged configurations" in report
+        and "hashwh_b3 x 2" in report
+    ), report
 
     selected = pd.read_parquet(tables / "spectrum_selected.parquet").set_index(["variant", "seed"])
     assert len(selected) == 6  # standard, fullwh, hashwh_b3 x 2 seeds: nothing dropped
@@ -243,16 +348,25 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     assert summary.loc["fullwh", "n_diverged"] == 0 and summary.loc["fullwh", "count"] == 2
 
     table_paths = [str(tables / f"spectrum_{name}.parquet") for name in ("selected", "epochs")]
-    assert whcore(["claims", "--tables", *table_paths, "--out-md", str(tmp_path / "claims.md"),
-                   "--out-json", str(tmp_path / "claims.json")]) == 0
+    claims = {"outputs": {"md": str(tmp_path / "claims.md"), "json": str(tmp_path / "claims.json")}}
+    assert whcore(["claims", "--spec", json.dumps(claims), "--tables", *table_paths]) == 0
     settings = json.dumps({"figure_train_size": 30, "figure_draw": 0})
-    for figure, table in [("fig1b_spectrum_evolution", "heatmap"), ("fig2_sae_evolution", "epochs")]:
-        assert whcore(["figure", figure, "--tables", str(tables / f"spectrum_{table}.parquet"),
-                       "--settings", settings, "--out", str(tmp_path / figure)]) == 0
+    for figure, table in [
+        ("fig1b_spectrum_evolution", "heatmap"),
+        ("fig2_sae_evolution", "epochs"),
+    ]:
+        spec = figure_spec(figure, tmp_path / figure, json.loads(settings))
+        assert (
+            whcore(
+                ["figure", "--spec", spec, "--tables", str(tables / f"spectrum_{table}.parquet")]
+            )
+            == 0
+        )
         assert (tmp_path / f"{figure}.pdf").is_file()
 
 
 # --- a raw file that changes; two runs in one directory ------------------------------------------
+
 
 def test_changed_raw_file_is_detected_and_rebuilt_never_mixed(tmp_path, data_mirror):
     """After binarization the raw file changes: Snakemake reruns binarize (the raw file is
@@ -275,8 +389,11 @@ def test_changed_raw_file_is_detected_and_rebuilt_never_mixed(tmp_path, data_mir
         f.write(b"\0appended")
     os.utime(raw, (time.time() + 5, time.time() + 5))
     dry = run_snakemake(work, config, "-n", target, env=env)
-    assert re.search(r"rule binarize:.*?reason: Updated input files: resources/raw/entacmaea",
-                     dry.stdout, re.DOTALL), dry.stdout[-2000:]
+    assert re.search(
+        r"rule binarize:.*?reason: Updated input files: resources/raw/entacmaea",
+        dry.stdout,
+        re.DOTALL,
+    ), dry.stdout[-2000:]
 
     second = run_snakemake(work, config, target, env=env)
     assert second.returncode != 0
@@ -299,7 +416,7 @@ def test_second_invocation_in_one_directory_is_refused(tmp_path):
     config = spectrum_config(tmp_path, {"standard": {}}, epochs=30, patience=30, log_every=1)
     work = tmp_path / "work"
     target = run_file("standard", "default")
-    log = work / "logs/train/spectrum/draw0/standard/default/size30_dseed0.log"
+    log = work / "logs/tiny/runs/spectrum/draw0/standard/default/size30_dseed0.log"
     first, pid = start_and_find_trainer(work, config, log, target, target)
     try:
         os.kill(pid, signal.SIGSTOP)

@@ -11,11 +11,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import TINY
 
 from whcore.data.datasets import REGISTRY, download
 from whcore.data.download import sha256_of
-
-from conftest import TINY
 
 pytestmark = pytest.mark.workflow
 
@@ -61,13 +60,15 @@ def test_download_rule_without_a_mirror_fetches_from_the_network(
     root, base = file_server
     serve(root, data_mirror)
     work = tmp_path / "work"
-    snakemake(TARGET, "--cores", "1", "--configfile", str(TINY), workdir=work,
-              env=no_mirror_env(base))
+    snakemake(
+        TARGET, "--cores", "1", "--configfile", str(TINY), workdir=work, env=no_mirror_env(base)
+    )
     assert sha256_of(work / TARGET) == SPEC.sha256
 
 
-@pytest.mark.parametrize("served,why", [(b"not the dataset", "checksum mismatch"),
-                                        (None, "HTTP 404")])
+@pytest.mark.parametrize(
+    "served,why", [(b"not the dataset", "checksum mismatch"), (None, "HTTP 404")]
+)
 def test_download_rule_failure_lists_every_place_tried(
     tmp_path, file_server, data_mirror, snakemake, served, why
 ):
@@ -75,8 +76,16 @@ def test_download_rule_failure_lists_every_place_tried(
     if served is not None:
         serve(root, data_mirror, served)
     work = tmp_path / "work"
-    result = snakemake(TARGET, "--cores", "1", "--configfile", str(TINY), workdir=work,
-                       env=no_mirror_env(base), check=False)
+    result = snakemake(
+        TARGET,
+        "--cores",
+        "1",
+        "--configfile",
+        str(TINY),
+        workdir=work,
+        env=no_mirror_env(base),
+        check=False,
+    )
     assert result.returncode != 0
     log = (work / "logs/download/entacmaea" / f"{SPEC.file}.log").read_text()
     assert f"{base}/entacmaea/{SPEC.file}: {why}" in log, log
@@ -94,8 +103,9 @@ def test_a_server_that_never_answers_times_out(tmp_path, monkeypatch):
     try:
         monkeypatch.setenv("WHCORE_TEST_URL_BASE", f"http://127.0.0.1:{listener.getsockname()[1]}")
         with pytest.raises(FileNotFoundError, match="after 2 attempts") as err:
-            download("entacmaea", tmp_path / SPEC.file, mirror="", retries=2, timeout=0.5,
-                     backoff=0)
+            download(
+                "entacmaea", tmp_path / SPEC.file, mirror="", retries=2, timeout=0.5, backoff=0
+            )
         assert "timed out" in str(err.value)
     finally:
         listener.close()
@@ -129,8 +139,9 @@ def test_a_target_path_cannot_run_a_shell_command(tmp_path, snakemake):
 
 
 def test_outputs_honour_the_umask(tmp_path, data_mirror):
-    from whcore.core.io import write_parquet
     import pandas as pd
+
+    from whcore.core.io import write_parquet
 
     old = os.umask(0o022)
     try:

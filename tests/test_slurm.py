@@ -23,8 +23,10 @@ SCRIPT = REPO / "tests" / "slurm" / "run_slurm_test.sh"
 
 def _skip_reason() -> str | None:
     if os.environ.get("WHCORE_SLURM_TEST") != "1":
-        return ("starts a real SLURM cluster (apt-get install, daemons as root): set "
-                "WHCORE_SLURM_TEST=1 to run it (the SLURM stage of .ci/run does)")
+        return (
+            "starts a real SLURM cluster (apt-get install, daemons as root): set "
+            "WHCORE_SLURM_TEST=1 to run it (the SLURM stage of .ci/run does)"
+        )
     if os.geteuid() != 0:
         return "needs root to start munged, slurmctld and slurmd"
     if not (shutil.which("slurmctld") and shutil.which("sbatch")) and not shutil.which("apt-get"):
@@ -40,9 +42,15 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
     env = dict(os.environ)
     # snakemake, whcore and the jobs' Python: this interpreter's environment.
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    proc = subprocess.run([str(SCRIPT), str(tmp_path)], env=env, text=True,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900,
-                          check=False)
+    proc = subprocess.run(
+        [str(SCRIPT), str(tmp_path)],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=900,
+        check=False,
+    )
     print(proc.stdout)  # job ids and states in the test's output (pytest -s, or on failure)
     assert proc.returncode == 0, proc.stdout[-4000:]
 
@@ -56,6 +64,7 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
     # Everything it started is gone again.
     for daemon in ("slurmctld", "slurmd", "munged"):
         pid_file = {"munged": tmp_path / "cluster" / "munge" / "munged.pid"}.get(
-            daemon, tmp_path / "cluster" / f"{daemon}.pid")
+            daemon, tmp_path / "cluster" / f"{daemon}.pid"
+        )
         assert not pid_file.exists(), f"{daemon} was not stopped"
     assert not Path("/etc/slurm/slurm.conf").exists()

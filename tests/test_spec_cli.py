@@ -5,8 +5,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from whcore.pipeline.cli import main
 from whcore.core.io import read_parquet_metadata
+from whcore.pipeline.cli import main
 from whcore.pipeline.spec import SpecError, load_spec, validate_spec
 
 
@@ -16,6 +16,7 @@ def spec_for(target: Path, **overrides) -> dict:
         "params": {"lam": 0.01, "b": 4},
         "data": {"source": "synthetic", "path": str(target), "train_size": 100, "data_seed": 0},
         "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 1},
+        "outputs": {"records": str(target.parent / "runs" / "r.parquet")},
     }
     for key, value in overrides.items():
         section, _, field = key.partition(".")
@@ -29,24 +30,14 @@ def spec_for(target: Path, **overrides) -> dict:
 @pytest.fixture
 def target(tmp_path):
     path = tmp_path / "target.json"
-    assert (
-        main(
-            [
-                "synthetic",
-                "--family",
-                "degree_ladder",
-                "--n",
-                "8",
-                "--max-degree",
-                "3",
-                "--seed",
-                "0",
-                "--out",
-                str(path),
-            ]
-        )
-        == 0
-    )
+    spec = {
+        "family": "degree_ladder",
+        "n": 8,
+        "max_degree": 3,
+        "seed": 0,
+        "outputs": {"target": str(path)},
+    }
+    assert main(["synthetic", "--spec", json.dumps(spec)]) == 0
     return path
 
 
@@ -84,9 +75,10 @@ def test_unreadable_spec(tmp_path):
 
 def test_train_cli_writes_records_and_spectra(target, tmp_path):
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps(spec_for(target, spectrum=True)))
     out, spectra = tmp_path / "runs" / "r.parquet", tmp_path / "runs" / "s.parquet"
-    assert main(["train", "--spec", str(spec), "--out", str(out), "--spectra", str(spectra)]) == 0
+    outputs = {"records": str(out), "spectra": str(spectra)}
+    spec.write_text(json.dumps(spec_for(target, spectrum=True, outputs=outputs)))
+    assert main(["train", "--spec", str(spec), "--device", "cpu", "--log-every", "1"]) == 0
     records = pd.read_parquet(out)
     assert set(records["seed"]) == {0, 1} and (records["method"] == "hashwh").all()
     assert {"sae_support", "sae_full", "energy_deg3", "sae_deg3"} <= set(records.columns)
@@ -98,10 +90,11 @@ def test_train_cli_writes_records_and_spectra(target, tmp_path):
 
 def test_failing_job_leaves_no_output(target, tmp_path, capsys):
     out = tmp_path / "r.parquet"
-    bad = json.dumps(spec_for(target, params={"lam": 0.1, "b": 9}))  # b > n = 8
-    assert main(["train", "--spec-json", bad, "--out", str(out)]) == 2
+    outputs = {"records": str(out)}
+    bad = json.dumps(spec_for(target, params={"lam": 0.1, "b": 9}, outputs=outputs))  # b > n = 8
+    assert main(["train", "--spec", bad]) == 2
     assert "b = 9" in capsys.readouterr().err
     assert not out.exists() and list(tmp_path.glob(".r.parquet*")) == []
-    unknown = json.dumps(spec_for(target, method="lasso2"))
-    assert main(["train", "--spec-json", unknown, "--out", str(out)]) == 2
+    unknown = json.dumps(spec_for(target, method="lasso2", outputs=outputs))
+    assert main(["train", "--spec", unknown]) == 2
     assert "unknown method 'lasso2'" in capsys.readouterr().err

@@ -103,8 +103,9 @@ def test_wrong_output_shape_raises():
 def test_synthesize_equals_direct_evaluation():
     des = spright.design(20, 5, 2, seed=4)
     bits, amps = random_spectrum(20, 12, seed=5)
-    np.testing.assert_allclose(des.synthesize(bits, amps), evaluator(bits, amps)(des.points),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        des.synthesize(bits, amps), evaluator(bits, amps)(des.points), atol=1e-12
+    )
 
 
 # --- exactness ------------------------------------------------------------------------------------
@@ -127,7 +128,10 @@ def test_matches_dense_fwht(seed):
 def test_frequency_convention_single_coefficient():
     n = 9
     k = 0b100000011  # bits 0, 7, 8 MSB-first: k_0 = 1, k_7 = 1, k_8 = 1
-    f = lambda x: 2.5 * (-1.0) ** (x[:, 0] + x[:, 7] + x[:, 8])
+
+    def f(x):
+        return 2.5 * (-1.0) ** (x[:, 0] + x[:, 7] + x[:, 8])
+
     assert exact_match(spright.sparse_wht(f, n, 3), {k: 2.5})
     assert spright.sparse_wht(lambda x: np.zeros(len(x)), n, 3) == {}
 
@@ -150,8 +154,9 @@ def test_torch_module_and_column_output():
     top = torch.argsort(exact.abs(), descending=True)[:5].tolist()
     for k in top:  # the network's small tail acts as noise on the bins
         assert abs(found[k] - float(exact[k])) < 0.02 * float(exact.abs().max())
-    column = spright.sparse_wht(lambda x: net(torch.as_tensor(x, dtype=torch.float64))[:, None]
-                                .detach(), n, 6, seed=0)
+    column = spright.sparse_wht(
+        lambda x: net(torch.as_tensor(x, dtype=torch.float64))[:, None].detach(), n, 6, seed=0
+    )
     assert column.keys() == found.keys()
 
 
@@ -180,8 +185,10 @@ def test_noiseless_recovery_rate(n, m, sparsities, trials, floor):
             found = spright.decode(des, (1 - 2 * parity) @ amps).as_dict()
             hits[k] += exact_match(found, truth(bits, amps))
     rates = {k: h / trials for k, h in hits.items()}
-    print(f"\nSPRIGHT exact recovery n={n} m={m} d=3: " +
-          ", ".join(f"K={k}: {r:.2f}" for k, r in rates.items()))
+    print(
+        f"\nSPRIGHT exact recovery n={n} m={m} d=3: "
+        + ", ".join(f"K={k}: {r:.2f}" for k, r in rates.items())
+    )
     assert all(r >= floor for r in rates.values()), f"rates {rates} below the floor {floor}"
 
 

@@ -3,8 +3,8 @@ import pytest
 import torch
 
 from whcore.core.spectrum import dense_target_spectrum, exact_spectrum, sae, spectral_metrics
-from whcore.data.synthetic import SparseTarget, degree_ladder, random_sparse, sample_inputs
 from whcore.core.wht import all_inputs, hadamard_matrix
+from whcore.data.synthetic import SparseTarget, degree_ladder, random_sparse, sample_inputs
 
 
 def test_degree_ladder():

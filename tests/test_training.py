@@ -4,8 +4,8 @@ import pytest
 
 from whcore import Data, TrainConfig, train
 from whcore.core.regularizers import Context, make_regularizer
-from whcore.data.synthetic import random_sparse, sample_inputs
 from whcore.core.training import EarlyStopping
+from whcore.data.synthetic import random_sparse, sample_inputs
 
 
 def sparse_data(n=10, train_size=200, seed=0):
@@ -13,8 +13,9 @@ def sparse_data(n=10, train_size=200, seed=0):
     x = sample_inputs(n, 2**n if n <= 10 else 3 * train_size, seed)
     y = target(x)
     cut = train_size + (len(x) - train_size) // 2
-    return Data(x[:train_size], y[:train_size], x[train_size:cut], y[train_size:cut],
-                x[cut:], y[cut:])
+    return Data(
+        x[:train_size], y[:train_size], x[train_size:cut], y[train_size:cut], x[cut:], y[cut:]
+    )
 
 
 FAST = dict(epochs=15, batch_size=32, width=2, patience=10)
@@ -25,14 +26,25 @@ def test_training_reduces_validation_mse():
     first, best = records["val_mse"].iloc[0], records["val_mse"].min()
     assert best < 0.5 * first
     assert set(records.columns) >= {
-        "seed", "epoch", "train_mse", "val_mse", "test_mse", "train_r2", "val_r2", "test_r2",
-        "epoch_time", "reg_time", "status"}
+        "seed",
+        "epoch",
+        "train_mse",
+        "val_mse",
+        "test_mse",
+        "train_r2",
+        "val_r2",
+        "test_r2",
+        "epoch_time",
+        "reg_time",
+        "status",
+    }
     assert records["epoch"].tolist() == list(range(len(records)))
     assert (records["reg_time"][1:] > 0).all()
 
 
-@pytest.mark.parametrize("method,params", [("standard", {}), ("hashwh", {"lam": 0.1, "b": 4}),
-                                           ("fullwh", {"lam": 0.1})])
+@pytest.mark.parametrize(
+    "method,params", [("standard", {}), ("hashwh", {"lam": 0.1, "b": 4}), ("fullwh", {"lam": 0.1})]
+)
 def test_same_seeds_give_identical_records(method, params):
     data, cfg = sparse_data(), TrainConfig(**{**FAST, "epochs": 4})
     a = train(data, method, params, [5, 6], cfg)
@@ -47,8 +59,13 @@ def test_stacked_training_equals_one_by_one():
     data = sparse_data()
     cfg = TrainConfig(**{**FAST, "epochs": 6})
     stacked = train(data, "hashwh", {"lam": 0.01, "b": 5}, [1, 2, 3], cfg)
-    single = train(data, "hashwh", {"lam": 0.01, "b": 5}, [1, 2, 3],
-                   TrainConfig(**{**FAST, "epochs": 6, "vectorize": False}))
+    single = train(
+        data,
+        "hashwh",
+        {"lam": 0.01, "b": 5},
+        [1, 2, 3],
+        TrainConfig(**{**FAST, "epochs": 6, "vectorize": False}),
+    )
     assert stacked[["seed", "epoch"]].equals(single[["seed", "epoch"]])
     for col in ("train_mse", "val_mse", "test_mse"):
         np.testing.assert_allclose(stacked[col], single[col], rtol=1e-4, atol=1e-6)
@@ -64,8 +81,9 @@ def test_early_stopping_on_a_crafted_sequence():
 
 def test_early_stopping_ends_training():
     data = sparse_data()
-    records = train(data, "standard", {}, [0], TrainConfig(epochs=200, batch_size=64, width=1,
-                                                            patience=2))
+    records = train(
+        data, "standard", {}, [0], TrainConfig(epochs=200, batch_size=64, width=1, patience=2)
+    )
     best_epoch = int(records["val_mse"].idxmin())
     assert records["epoch"].max() == best_epoch + 2 < 200
 

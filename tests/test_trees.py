@@ -37,8 +37,10 @@ def _xgb_function(model, x: np.ndarray) -> np.ndarray:
     leaves = booster.predict(xgboost.DMatrix(x), pred_leaf=True).astype(int)
     frame = booster.trees_to_dataframe()
     frame = frame[frame["Feature"] == "Leaf"]
-    value = {(t, node): float(np.float32(v)) for t, node, v in
-             zip(frame["Tree"], frame["Node"], frame["Gain"])}
+    value = {
+        (t, node): float(np.float32(v))
+        for t, node, v in zip(frame["Tree"], frame["Node"], frame["Gain"])
+    }
     config = json.loads(booster.save_config())["learner"]["learner_model_param"]
     base = float(np.float32(float(config["base_score"].strip("[]"))))
     return base + np.array([sum(value[(t, node)] for t, node in enumerate(row)) for row in leaves])
@@ -94,8 +96,9 @@ def test_sklearn_transform_is_exact(n, make):
 def test_xgboost_transform_is_exact(tree_method):
     n = 10
     x, y = _problem(n, seed=3)
-    model = xgboost.XGBRegressor(n_estimators=15, max_depth=4, learning_rate=0.3,
-                                 tree_method=tree_method, n_jobs=1).fit(x, y + 5.0)
+    model = xgboost.XGBRegressor(
+        n_estimators=15, max_depth=4, learning_rate=0.3, tree_method=tree_method, n_jobs=1
+    ).fit(x, y + 5.0)
     inputs = all_inputs(n, dtype=torch.float64).numpy()
     reference = _xgb_function(model, inputs)
     assert np.abs(reference - model.predict(inputs)).max() < 1e-5  # the reference is XGBoost's
@@ -109,9 +112,9 @@ def test_xgboost_transform_is_exact(tree_method):
 
 def test_xgboost_early_stopping_uses_the_best_round():
     x, y = _problem(8, seed=4)
-    model = xgboost.XGBRegressor(n_estimators=200, max_depth=3, early_stopping_rounds=3,
-                                 n_jobs=1).fit(x[:200], y[:200], eval_set=[(x[200:], y[200:])],
-                                               verbose=False)
+    model = xgboost.XGBRegressor(
+        n_estimators=200, max_depth=3, early_stopping_rounds=3, n_jobs=1
+    ).fit(x[:200], y[:200], eval_set=[(x[200:], y[200:])], verbose=False)
     assert model.best_iteration < 199
     inputs = all_inputs(8, dtype=torch.float64).numpy()
     np.testing.assert_allclose(spectrum(model).predict(inputs), model.predict(inputs), atol=1e-5)
@@ -158,8 +161,9 @@ def test_repeated_feature_on_a_path():
     nodes = trees._Nodes(3, feature, child0, child1, value, offset=0.25)
     inputs = all_inputs(3, dtype=torch.float64).numpy()
     spec = trees._transform(nodes, tol=1e-12)
-    np.testing.assert_allclose(spec.predict(inputs), _brute_force(nodes, inputs.astype(int)),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        spec.predict(inputs), _brute_force(nodes, inputs.astype(int)), atol=1e-12
+    )
 
 
 def test_clear_errors():
@@ -175,8 +179,11 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="non-binary features"):
         spectrum(xgboost.XGBRegressor(n_estimators=2, max_depth=2).fit(x * 3 + 1, y))
     with pytest.raises(ValueError, match="non-identity link"):
-        spectrum(xgboost.XGBRegressor(n_estimators=2, objective="reg:logistic")
-                 .fit(x, (y > 0).astype(float)))
+        spectrum(
+            xgboost.XGBRegressor(n_estimators=2, objective="reg:logistic").fit(
+                x, (y > 0).astype(float)
+            )
+        )
     spec = spectrum(DecisionTreeRegressor(max_depth=3).fit(x, y))
     with pytest.raises(ValueError, match="width n = 5"):
         spec.predict(np.zeros((3, 6)))
@@ -203,11 +210,13 @@ def test_group_sum_paths(n):
     """Summing equal frequencies: packed-index sort, plain argsort (keys too wide to share a word
     with the index) and multi-word lexsort all agree with a dict."""
     rng = np.random.default_rng(n)
-    ints = [int(v) for v in rng.integers(0, 2**min(n, 62), 50)] * 4
+    ints = [int(v) for v in rng.integers(0, 2 ** min(n, 62), 50)] * 4
     ints = [v | (1 << (n - 1)) if i % 3 else v for i, v in enumerate(ints)]  # use the top bit
     values = rng.normal(size=len(ints))
-    words = np.array([[(v >> (64 * w)) & (2**64 - 1) for w in range(trees._n_words(n))]
-                      for v in ints], dtype=np.uint64)
+    words = np.array(
+        [[(v >> (64 * w)) & (2**64 - 1) for w in range(trees._n_words(n))] for v in ints],
+        dtype=np.uint64,
+    )
     keys, sums = trees._group_sum(words, values)
     expected = {}
     for v, c in zip(ints, values):

@@ -113,9 +113,9 @@ def tiny_run(tmp_path_factory, data_mirror):
 def test_tiny_run_makes_every_figure_and_the_claims(tiny_run):
     for figure_id in FIGURES:
         for suffix in (".pdf", ".png"):
-            path = tiny_run / "results" / "figures" / f"{figure_id}{suffix}"
+            path = tiny_run / "results" / "tiny" / "figures" / f"{figure_id}{suffix}"
             assert path.stat().st_size > 1000, path
-    claims = (tiny_run / "results" / "claims.md").read_text()
+    claims = (tiny_run / "results" / "tiny" / "claims.md").read_text()
     for claim in (
         "synthetic_hashwh_beats_standard",
         "ablation_amplitude_beats_degree_sgemm",
@@ -159,3 +159,91 @@ def test_one_figure_target_builds_only_what_it_needs(tmp_path):
         "entacmaea_energy",
         "fig5d_entacmaea_energy",
     }
+
+
+# --- the job contract: what reruns and what does not ---------------------------------------------
+
+
+def planned(tiny_run, config: dict, env: dict | None = None, *args) -> dict[str, int]:
+    """Rule -> job count of a dry run of ``config`` in the complete tiny run's folder."""
+    path = tiny_run / "variant.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    dry = snakemake(
+        "-n", "--quiet", "rules", *args, "--configfile", str(path), workdir=tiny_run, env=env
+    )
+    if "Nothing to be done" in dry.stdout:
+        return {}
+    return job_counts(dry.stdout)
+
+
+def reordered(value):
+    """The same mapping with every level's keys in reverse order."""
+    if isinstance(value, dict):
+        return {k: reordered(value[k]) for k in reversed(list(value))}
+    return value
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "device",
+        "threads",
+        "mirror",
+        "log_every",
+        "reordered keys",
+        "default written out",
+        "float-valued integers",
+    ],
+)
+def test_settings_that_never_change_a_result_plan_no_job(tiny_run, data_mirror, change):
+    config = yaml.safe_load(TINY.read_text())
+    env = None
+    if change == "device":
+        config["device"] = "auto"
+    elif change == "threads":
+        config["train_threads"] = 2
+    elif change == "mirror":
+        env = {"WHCORE_DATA_MIRROR": ""}
+        config["data_mirror"] = ""
+    elif change == "log_every":
+        config["log_every"] = 1
+    elif change == "reordered keys":
+        config = reordered(config)
+    elif change == "default written out":
+        config["spectrum"]["training"]["lr"] = 0.01
+        config["spectrum"]["methods"]["hashwh"]["repetitions"] = [1]
+    elif change == "float-valued integers":
+        config["spectrum"]["methods"]["hashwh"]["b"] = [3.0, 4.0]
+        config["synthetic"]["training"]["epochs"] = 4.0
+    assert planned(tiny_run, config, env) == {}
+
+
+def test_a_baseline_grid_change_reruns_exactly_its_jobs(tiny_run):
+    config = yaml.safe_load(TINY.read_text())
+    config["real"]["baselines"]["rf"]["max_depth"] = [4]
+    counts = planned(tiny_run, config)
+    rf_jobs = sum(len(d["train_sizes"]) for d in config["real"]["datasets"].values())
+    real_figures = {fid for fid, fig in FIGURES.items() if fig.module == "real"}
+    assert counts == {
+        "baselines": rf_jobs,
+        "aggregate_real": 1,
+        "claims": 1,
+        **{fid: 1 for fid in real_figures},
+        "all": 1,
+    }
+
+
+def test_a_split_size_change_reruns_that_datasets_networks_and_baselines(tiny_run):
+    config = yaml.safe_load(TINY.read_text())
+    config["real"]["datasets"]["sgemm"]["val_size"] = 400
+    counts = planned(tiny_run, config)
+    networks = 3  # tiny.yaml: standard, ens, hashwh on sgemm's one train size
+    assert counts["train"] == networks and counts["baselines"] == 3
+    assert "train_spectrum" not in counts and "ablation" not in counts
+
+
+def test_runs_of_different_configurations_live_side_by_side(tiny_run):
+    config = yaml.safe_load(TINY.read_text())
+    config["run_name"] = "tiny-b"
+    counts = planned(tiny_run, config)
+    assert counts["train_spectrum"] == 20 and "download" not in counts and "binarize" not in counts

@@ -2,21 +2,6 @@
 # and the claims report checked against them. The three aggregations share one pattern.
 
 
-def aggregate_inputs(experiment):
-    inputs = {"runs": CONTRACT.outputs("train", experiment=experiment)}
-    if experiment == "spectrum":
-        inputs["spectra"] = CONTRACT.spectra()
-        inputs["targets"] = CONTRACT.outputs("target", experiment="spectrum")
-    if experiment == "real":
-        inputs["baselines"] = CONTRACT.outputs("baselines")
-    return inputs
-
-
-def aggregate_shell(experiment):
-    roles = " ".join(f"--{role} {{input.{role}:q}}" for role in aggregate_inputs(experiment))
-    return f"whcore aggregate --spec {{params.spec:q}} {roles} > {{log:q}} 2>&1"
-
-
 rule aggregate_spectrum:
     input:
         **aggregate_inputs("spectrum"),
@@ -73,6 +58,8 @@ rule claims:
     conda:
         ENV
     params:
-        spec=json.dumps({"outputs": {"md": f"{LAYOUT.claims}.md", "json": f"{LAYOUT.claims}.json"}}),
+        spec=json.dumps(
+            {"outputs": {"md": f"{LAYOUT.claims}.md", "json": f"{LAYOUT.claims}.json"}}
+        ),
     shell:
         "whcore claims --spec {params.spec:q} --tables {input:q} > {log:q} 2>&1"

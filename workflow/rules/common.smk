@@ -6,7 +6,13 @@ import re
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
-from whcore.pipeline.contract import BASELINE_FAMILIES, Contract, Layout, validate_config
+from whcore.pipeline.contract import (
+    BASELINE_FAMILIES,
+    Contract,
+    Layout,
+    job_environment,
+    validate_config,
+)
 from whcore.pipeline.figures.registry import FIGURES
 
 validate_config(
@@ -21,10 +27,7 @@ DATASETS = "|".join(REGISTRY)
 
 # Settings that never change a result reach the jobs through the environment, never as rule
 # params (a param change would replan every job downstream).
-if config["data_mirror"]:
-    os.environ["WHCORE_DATA_MIRROR"] = config["data_mirror"]
-os.environ["WHCORE_DEVICE"] = config["device"]
-os.environ["WHCORE_LOG_EVERY"] = str(config["log_every"])
+os.environ.update(job_environment(config))
 GPU = 1 if config["device"] == "cuda" else 0
 
 
@@ -33,7 +36,9 @@ def table(name):
 
 
 def raw_file(wildcards):
-    return LAYOUT.RAW.format(dataset=wildcards.dataset, filename=REGISTRY[wildcards.dataset].file)
+    return LAYOUT.RAW.format(
+        dataset=wildcards.dataset, filename=REGISTRY[wildcards.dataset].file
+    )
 
 
 def table_paths(figure_id):
@@ -125,3 +130,20 @@ def all_tables():
 def all_outputs():
     figures = [f"{LAYOUT.figure.format(figure=fid)}.pdf" for fid in enabled_figures()]
     return sorted(set(figures + all_tables())) + [f"{LAYOUT.claims}.md"]
+
+
+def aggregate_inputs(experiment):
+    inputs = {"runs": CONTRACT.outputs("train", experiment=experiment)}
+    if experiment == "spectrum":
+        inputs["spectra"] = CONTRACT.spectra()
+        inputs["targets"] = CONTRACT.outputs("target", experiment="spectrum")
+    if experiment == "real":
+        inputs["baselines"] = CONTRACT.outputs("baselines")
+    return inputs
+
+
+def aggregate_shell(experiment):
+    roles = " ".join(
+        f"--{role} {{input.{role}:q}}" for role in aggregate_inputs(experiment)
+    )
+    return f"whcore aggregate --spec {{params.spec:q}} {roles} > {{log:q}} 2>&1"

@@ -37,11 +37,11 @@ use rule train as train_spectrum with:
         spectra=LAYOUT.spectra.replace("{experiment}", "spectrum"),
     log:
         LAYOUT.log(SPECTRUM_RECORDS),
-    params:
-        spec=CONTRACT.spec_of(SPECTRUM_RECORDS),
     wildcard_constraints:
         method=METHODS,
     resources:
         gpu=GPU,
         mem_mb=4000,
         runtime="2h",
+    params:
+        spec=CONTRACT.spec_of(SPECTRUM_RECORDS),

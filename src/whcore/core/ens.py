@@ -52,8 +52,9 @@ class ENS(Regularizer):
         if d < 1:
             raise ValueError(f"ens: d (delay pairs per bit) must be >= 1, got {d}")
         self.weight = lam * rho / 2
-        self.designs = [SprightDesign(ctx.n, m, d, derive_seed(seed, "spright"))
-                        for seed in ctx.seeds]
+        self.designs = [
+            SprightDesign(ctx.n, m, d, derive_seed(seed, "spright")) for seed in ctx.seeds
+        ]
         self.sizes = [len(des.points) for des in self.designs]
         self.points, self.mean_weights = self._stack_points()
         self.hu = torch.zeros_like(self.mean_weights)
@@ -80,8 +81,10 @@ class ENS(Regularizer):
 
     def _predict(self, model) -> np.ndarray:
         with torch.no_grad():
-            parts = [model(self.points[:, i : i + EVAL_CHUNK])
-                     for i in range(0, self.points.shape[1], EVAL_CHUNK)]
+            parts = [
+                model(self.points[:, i : i + EVAL_CHUNK])
+                for i in range(0, self.points.shape[1], EVAL_CHUNK)
+            ]
         return torch.cat(parts, dim=-1).reshape(len(self.designs), -1).double().cpu().numpy()
 
     def on_epoch_end(self, model, epoch: int) -> dict[str, float]:

@@ -11,13 +11,20 @@ exactly the scaling of the reference implementation, so the paper's lambda grids
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
 from .wht import fwht
 
-__all__ = ["sample_sigma", "hashed_inputs", "XorDoubling", "hashwh_penalty", "fullwh_penalty", "check_binary"]
+__all__ = [
+    "sample_sigma",
+    "hashed_inputs",
+    "XorDoubling",
+    "hashwh_penalty",
+    "fullwh_penalty",
+    "check_binary",
+]
 
 
 def check_binary(x: torch.Tensor, what: str) -> None:
@@ -83,14 +90,16 @@ class XorDoubling:
     def __init__(self, columns: torch.Tensor, out: torch.Tensor):
         b = columns.shape[-2]
         if out.shape[-2:] != (2**b, columns.shape[-1]):
-            raise ValueError(f"out must have shape (..., {2**b}, {columns.shape[-1]}), "
-                             f"got {tuple(out.shape)}")
+            raise ValueError(
+                f"out must have shape (..., {2**b}, {columns.shape[-1]}), got {tuple(out.shape)}"
+            )
         self.out = out
         self.steps = []
         size = 1
         for j in range(b - 1, -1, -1):  # column j becomes bit b-1-j of the point index
-            self.steps.append((out[..., :size, :], columns[..., j : j + 1, :],
-                               out[..., size : 2 * size, :]))
+            self.steps.append(
+                (out[..., :size, :], columns[..., j : j + 1, :], out[..., size : 2 * size, :])
+            )
             size *= 2
 
     def __call__(self) -> torch.Tensor:

@@ -9,7 +9,7 @@ network: (N, n) -> (N,).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 from torch import nn

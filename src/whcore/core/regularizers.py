@@ -8,8 +8,8 @@ need work between epochs (EN-S: a sparse WHT of the network, then ADMM updates) 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
@@ -160,10 +160,14 @@ def make_regularizer(method: str, params: dict, ctx: Context) -> Regularizer:
     typed = {}
     for key, kind in cls.PARAMS.items():
         value = params[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            kind is int and float(value) != int(value)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (kind is int and float(value) != int(value))
         ):
-            raise ValueError(f"method {method!r}: parameter {key} must be {kind.__name__}, got {value!r}")
+            raise ValueError(
+                f"method {method!r}: parameter {key} must be {kind.__name__}, got {value!r}"
+            )
         typed[key] = kind(value)
     return cls(ctx, **typed)
 
@@ -178,4 +182,3 @@ def _load_plugins() -> None:
         except ModuleNotFoundError as err:
             if err.name != module:
                 raise
-

@@ -32,8 +32,7 @@ from .hashing import hashed_inputs
 from .rng import derive_seed, random_bits
 from .wht import fwht
 
-__all__ = ["STAGES", "Recovery", "SprightDesign", "decode", "design", "sample_values",
-           "sparse_wht"]
+__all__ = ["STAGES", "Recovery", "SprightDesign", "decode", "design", "sample_values", "sparse_wht"]
 
 STAGES = 3
 # Coefficients below this fraction of the largest bin amplitude count as numerical zero; it keeps
@@ -151,8 +150,14 @@ class SprightDesign:
         _check_sizes(self.n, self.m, self.d, self.stages)
         hashes, delays = _draw(self.n, self.m, self.d, self.seed, self.stages)
         points, inverse = _locations(hashes, delays)
-        arrays = {"hashes": hashes, "delays": delays, "points": points, "inverse": inverse,
-                  "_hash_words": _words(hashes), "_delay_words": _words(delays)}
+        arrays = {
+            "hashes": hashes,
+            "delays": delays,
+            "points": points,
+            "inverse": inverse,
+            "_hash_words": _words(hashes),
+            "_delay_words": _words(delays),
+        }
         for name, value in arrays.items():
             object.__setattr__(self, name, value)
 
@@ -185,7 +190,8 @@ class SprightDesign:
         if values.shape != (len(self.points),):
             raise ValueError(
                 f"SPRIGHT: expected one value per sample location, shape ({len(self.points)},), "
-                f"got {values.shape}")
+                f"got {values.shape}"
+            )
         grid = torch.from_numpy(values[self.inverse].transpose(0, 2, 1).copy())  # (C, P, B)
         return (fwht(grid) / self.bins).numpy().transpose(0, 2, 1).copy()
 
@@ -222,8 +228,10 @@ class Recovery:
         n = self.bits.shape[1]
         packed = np.packbits(self.bits, axis=1)
         pad = 8 * packed.shape[1] - n
-        return {int.from_bytes(row.tobytes(), "big") >> pad: float(c)
-                for row, c in zip(packed, self.coefs)}
+        return {
+            int.from_bytes(row.tobytes(), "big") >> pad: float(c)
+            for row, c in zip(packed, self.coefs)
+        }
 
 
 def sample_values(f: Callable, des: SprightDesign) -> np.ndarray:
@@ -241,8 +249,10 @@ def sample_values(f: Callable, des: SprightDesign) -> np.ndarray:
     if y.shape == (len(x), 1):
         y = y[:, 0]
     if y.shape != (len(x),):
-        raise ValueError(f"SPRIGHT: the sample function must map ({len(x)}, {des.n}) inputs to "
-                         f"shape ({len(x)},) or ({len(x)}, 1), got {y.shape}")
+        raise ValueError(
+            f"SPRIGHT: the sample function must map ({len(x)}, {des.n}) inputs to "
+            f"shape ({len(x)},) or ({len(x)}, 1), got {y.shape}"
+        )
     return y
 
 
@@ -404,8 +414,9 @@ def decode(
     return Recovery(bits, coefs, rounds, noise_var)
 
 
-def sparse_wht(f: Callable, n: int, m: int, d: int = 3, seed: int = 0, **options
-               ) -> dict[int, float]:
+def sparse_wht(
+    f: Callable, n: int, m: int, d: int = 3, seed: int = 0, **options
+) -> dict[int, float]:
     """Sparse WHT of f on {0,1}^n with hash size m and d delay pairs per bit.
 
     Returns {frequency as int, bit n-1-i = k_i (the ``fwht`` index): coefficient}, in units of

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -115,8 +115,9 @@ def _predict(model: MLP, x: torch.Tensor) -> torch.Tensor:
     return out.reshape(model.n_members, -1)
 
 
-def step(model: MLP, opt: torch.optim.Optimizer, reg, x: torch.Tensor, y: torch.Tensor,
-         reg_timer=None) -> None:
+def step(
+    model: MLP, opt: torch.optim.Optimizer, reg, x: torch.Tensor, y: torch.Tensor, reg_timer=None
+) -> None:
     """One minibatch step of every member: MSE on (S, B, n) inputs plus the regularizer's
     penalty, one backward pass (members are independent: the sum separates), one Adam step."""
     pred = model(x)
@@ -191,8 +192,10 @@ def train_seeds(
     reg = make_regularizer(method, params, Context(n=n, seeds=seeds, device=device))
     opt = make_optimizer(model, config.lr, device)
     tensors = {
-        name: (torch.as_tensor(x, dtype=torch.float32, device=device),
-               torch.as_tensor(y, dtype=torch.float32, device=device))
+        name: (
+            torch.as_tensor(x, dtype=torch.float32, device=device),
+            torch.as_tensor(y, dtype=torch.float32, device=device),
+        )
         for name, x, y in data.splits()
     }
     x_train, y_train = tensors["train"]
@@ -212,8 +215,11 @@ def train_seeds(
     start = time.perf_counter()
 
     def evaluate(epoch: int, epoch_time: float, reg_time: float, extra: dict):
-        row_base = {"epoch": epoch, "epoch_time": epoch_time / members,
-                    "reg_time": reg_time / members}
+        row_base = {
+            "epoch": epoch,
+            "epoch_time": epoch_time / members,
+            "reg_time": reg_time / members,
+        }
         metrics = {}
         pred = _predict(model, x_all)
         for (name, (_, y)), lo, hi in zip(tensors.items(), bounds[:-1], bounds[1:]):
@@ -228,8 +234,11 @@ def train_seeds(
             row = {"seed": seed, **row_base, **extra}
             row.update({key: values[s] for key, values in metrics.items()})
             finite = all(math.isfinite(row[f"{name}_mse"]) for name in tensors)
-            row["status"], row["note"] = ("ok", "") if finite else (
-                "diverged", "non-finite predictions (loss became NaN or infinite)")
+            row["status"], row["note"] = (
+                ("ok", "")
+                if finite
+                else ("diverged", "non-finite predictions (loss became NaN or infinite)")
+            )
             records.append(row)
             if not finite or stoppers[s].update(epoch, row["val_mse"]):
                 active[s] = False
@@ -250,8 +259,10 @@ def train_seeds(
         evaluate(epoch, epoch_timer.total, reg_timer.total, extra)
         if config.log_every and epoch % config.log_every == 0:
             best = max((r["val_r2"] for r in records if r["status"] == "ok"), default=math.nan)
-            log(f"epoch {epoch}: {sum(active)}/{members} members training, "
-                f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed")
+            log(
+                f"epoch {epoch}: {sum(active)}/{members} members training, "
+                f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed"
+            )
     # One block of epochs per seed, in the order the seeds were given.
     position = {seed: i for i, seed in enumerate(seeds)}
     records.sort(key=lambda row: (position[row["seed"]], row["epoch"]))

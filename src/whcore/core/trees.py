@@ -95,7 +95,9 @@ class SparseSpectrum:
         x = _pack(_check_inputs(x, self.n))
         labels = np.asarray(labels, dtype=np.int64).reshape(len(self), -1)
         if labels.size and (labels.min() < 0 or labels.max() >= n_groups):
-            raise ValueError(f"labels must lie in [0, {n_groups}), got {labels.min()}..{labels.max()}")
+            raise ValueError(
+                f"labels must lie in [0, {n_groups}), got {labels.min()}..{labels.max()}"
+            )
         n_parts = labels.shape[1]
         out = np.zeros((len(x), n_parts * n_groups))
         block = max(64, (1 << 22) // max(len(x), 1))  # keeps the (N, block) arrays ~32 MB
@@ -155,17 +157,14 @@ def _feature_words(features: np.ndarray, n: int) -> np.ndarray:
     position = (n - 1 - features).astype(np.uint64)
     word, bit = position // np.uint64(64), position % np.uint64(64)
     one = np.left_shift(np.uint64(1), bit)
-    return np.stack(
-        [np.where(word == w, one, np.uint64(0)) for w in range(_n_words(n))], axis=-1
-    )
+    return np.stack([np.where(word == w, one, np.uint64(0)) for w in range(_n_words(n))], axis=-1)
 
 
 def _check_inputs(x, n: int) -> np.ndarray:
     x = np.asarray(x)
     if x.ndim != 2 or x.shape[1] != n:
         raise ValueError(
-            f"inputs must have shape (N, {n}) to match the spectrum's width n = {n}, "
-            f"got {x.shape}"
+            f"inputs must have shape (N, {n}) to match the spectrum's width n = {n}, got {x.shape}"
         )
     if not np.isin(x, (0, 1)).all():
         raise ValueError("inputs must be 0/1 (binary features); binarize the data first")
@@ -282,8 +281,7 @@ def _distinct_conditions(features: np.ndarray, sides: np.ndarray):
         reachable &= ~(same & (sides[:, :j] != sides[:, j : j + 1])).any(axis=1)
     features = np.where(repeat, -1, features)
     order = np.argsort(features < 0, axis=1, kind="stable")  # the distinct features first
-    return (np.take_along_axis(features, order, 1), np.take_along_axis(sides, order, 1),
-            reachable)
+    return (np.take_along_axis(features, order, 1), np.take_along_axis(sides, order, 1), reachable)
 
 
 def _expand(features, sides, values, n: int):
@@ -316,8 +314,9 @@ def _transform(nodes: _Nodes, tol: float) -> SparseSpectrum:
         per_chunk = max(1, _CHUNK_TERMS >> d)
         for start in range(0, len(group), per_chunk):
             rows = group[start : start + per_chunk]
-            acc.add(*_expand(features[rows, :d], sides[rows, :d],
-                             nodes.value[leaves[rows]], nodes.n))
+            acc.add(
+                *_expand(features[rows, :d], sides[rows, :d], nodes.value[leaves[rows]], nodes.n)
+            )
     keys, values = acc.compact()
     scale = np.abs(nodes.value).max(initial=0.0) + abs(nodes.offset)
     keep = np.abs(values) > tol * scale  # float sums of terms that cancel exactly
@@ -347,11 +346,22 @@ def _sklearn_nodes(trees, n: int, weight: float) -> _Nodes:
         inner = tr.children_left >= 0
         # scikit-learn sends x <= threshold left: on {0,1} that means x = 0 iff 0 <= thr < 1.
         thr = tr.threshold
-        _check_split(~inner | ((thr >= 0) & (thr < 1)), thr, tr.feature, "x <= threshold goes "
-                     "left", f"tree {t}")
+        _check_split(
+            ~inner | ((thr >= 0) & (thr < 1)),
+            thr,
+            tr.feature,
+            "x <= threshold goes left",
+            f"tree {t}",
+        )
         shift = np.where(inner, base, 0)
-        parts.append((np.where(inner, tr.feature, -1), tr.children_left + shift,
-                      tr.children_right + shift, tr.value[:, 0, 0] * weight))
+        parts.append(
+            (
+                np.where(inner, tr.feature, -1),
+                tr.children_left + shift,
+                tr.children_right + shift,
+                tr.value[:, 0, 0] * weight,
+            )
+        )
         base += tr.node_count
     return _Nodes(n, *(np.concatenate(p) for p in zip(*parts)))
 
@@ -382,11 +392,17 @@ def _xgboost_nodes(booster, rounds: int | None) -> _Nodes:
         if np.any(np.array(tree["split_type"])[inner] != 0):
             raise ValueError(f"tree {t} has categorical splits; use numeric 0/1 features")
         # XGBoost sends x < condition to "yes" (left): on {0,1} that means x = 0 iff 0 < c <= 1.
-        _check_split(~inner | ((cond > 0) & (cond <= 1)), cond, feature,
-                     "x < condition goes left", f"XGBoost tree {t}")
+        _check_split(
+            ~inner | ((cond > 0) & (cond <= 1)),
+            cond,
+            feature,
+            "x < condition goes left",
+            f"XGBoost tree {t}",
+        )
         shift = np.where(inner, offset, 0)
-        parts.append((np.where(inner, feature, -1), left + shift, right + shift,
-                      np.where(inner, 0.0, cond)))  # a leaf's value is its split_condition
+        parts.append(
+            (np.where(inner, feature, -1), left + shift, right + shift, np.where(inner, 0.0, cond))
+        )  # a leaf's value is its split_condition
         offset += len(left)
     # XGBoost stores float32 leaves and base score; their float64 sum is the exact function.
     base_score = float(np.float32(base[0]))

@@ -18,28 +18,38 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core.io import read_parquet_metadata, write_parquet
 from . import parsers as _parsers
 from .download import fetch, sha256_of
-from ..core.io import read_parquet_metadata, write_parquet
 from .splits import Split, split_indices
 
-__all__ = ["NAMES", "DatasetSpec", "REGISTRY", "get", "paths", "download", "binarize", "load",
-           "split", "describe"]
+__all__ = [
+    "NAMES",
+    "DatasetSpec",
+    "REGISTRY",
+    "get",
+    "paths",
+    "download",
+    "binarize",
+    "load",
+    "split",
+    "describe",
+]
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
     name: str
     title: str
-    file: str                 # raw file name (also its name in the mirror: <mirror>/<name>/<file>)
+    file: str  # raw file name (also its name in the mirror: <mirror>/<name>/<file>)
     sha256: str
-    size: int                 # bytes of the raw file
-    urls: tuple[str, ...]     # tried in order: sources known to serve these exact bytes first
+    size: int  # bytes of the raw file
+    urls: tuple[str, ...]  # tried in order: sources known to serve these exact bytes first
     parser: Callable[[Path], pd.DataFrame]
-    n: int                    # binary features
-    rows: int                 # rows after binarization
-    val_size: int | str       # the paper's split rule ("rest" = the remainder; both "rest":
-    test_size: int | str      # two equal halves)
+    n: int  # binary features
+    rows: int  # rows after binarization
+    val_size: int | str  # the paper's split rule ("rest" = the remainder; both "rest":
+    test_size: int | str  # two equal halves)
     source: str
     encoding: str
 
@@ -57,13 +67,20 @@ REGISTRY: dict[str, DatasetSpec] = {
             size=737_089,
             urls=(
                 # Byte-identical git blob; the Springer copy is believed identical but unverified.
-                (f"{_GH}/amirmohan/epistatic-net/4af08370e814ba74d074aa2deccae3435be9187e/"
-                 "41467_2019_12130_MOESM7_ESM.xlsx"),
-                ("https://static-content.springer.com/esm/art%3A10.1038%2Fs41467-019-12130-8/"
-                 "MediaObjects/41467_2019_12130_MOESM7_ESM.xlsx"),
+                (
+                    f"{_GH}/amirmohan/epistatic-net/4af08370e814ba74d074aa2deccae3435be9187e/"
+                    "41467_2019_12130_MOESM7_ESM.xlsx"
+                ),
+                (
+                    "https://static-content.springer.com/esm/art%3A10.1038%2Fs41467-019-12130-8/"
+                    "MediaObjects/41467_2019_12130_MOESM7_ESM.xlsx"
+                ),
             ),
             parser=_parsers.parse_entacmaea,
-            n=13, rows=8192, val_size="rest", test_size="rest",
+            n=13,
+            rows=8192,
+            val_size="rest",
+            test_size="rest",
             source="Nat. Commun. 10 (2019), doi:10.1038/s41467-019-12130-8, supplementary data 7",
             encoding="13-bit genotype (column A, quotes stripped); y = combined brightness (J)",
         ),
@@ -75,14 +92,21 @@ REGISTRY: dict[str, DatasetSpec] = {
             size=3_186_088,
             urls=(
                 # A git blob of the original UCI zip; UCI's legacy URL is the fallback.
-                (f"{_GH}/Sarthak-Mohapatra/Classification-of-GPU-Run-as-high-or-low-time-consuming"
-                 "-using-various-classification-Algorithms./7597991528265c0719d6ac31d40c9851a38ba8b4"
-                 "/sgemm_product_dataset.zip"),
-                ("https://archive.ics.uci.edu/ml/machine-learning-databases/00440/"
-                 "sgemm_product_dataset.zip"),
+                (
+                    f"{_GH}/Sarthak-Mohapatra/Classification-of-GPU-Run-as-high-or-low-time-consuming"
+                    "-using-various-classification-Algorithms./7597991528265c0719d6ac31d40c9851a38ba8b4"
+                    "/sgemm_product_dataset.zip"
+                ),
+                (
+                    "https://archive.ics.uci.edu/ml/machine-learning-databases/00440/"
+                    "sgemm_product_dataset.zip"
+                ),
             ),
             parser=_parsers.parse_sgemm,
-            n=40, rows=241_600, val_size=20_000, test_size=20_000,
+            n=40,
+            rows=241_600,
+            val_size=20_000,
+            test_size=20_000,
             source="UCI Machine Learning Repository dataset 440 (Paredes & Ballester-Ripoll 2018)",
             encoding="one-hot of the 14 kernel parameters; y = mean of Run1..Run4 (ms)",
         ),
@@ -94,11 +118,16 @@ REGISTRY: dict[str, DatasetSpec] = {
             size=2_659_007,
             urls=(
                 # FLIP's lossless re-export of the eLife supplement (which has other bytes).
-                (f"{_GH}/J-SNACKKB/FLIP/62cace8735f5610e2743cf06ce0f944b37fffaa6/"
-                 "splits/gb1/four_mutations_full_data.csv.zip"),
+                (
+                    f"{_GH}/J-SNACKKB/FLIP/62cace8735f5610e2743cf06ce0f944b37fffaa6/"
+                    "splits/gb1/four_mutations_full_data.csv.zip"
+                ),
             ),
             parser=_parsers.parse_gb1,
-            n=80, rows=149_361, val_size=20_000, test_size=20_000,
+            n=80,
+            rows=149_361,
+            val_size=20_000,
+            test_size=20_000,
             source="eLife 5:e16965 (2016), supplementary file 1, as re-exported by FLIP",
             encoding="one-hot of the residues at sites 39, 40, 41, 54 (20 letters each); y = Fitness",
         ),
@@ -111,15 +140,20 @@ REGISTRY: dict[str, DatasetSpec] = {
             urls=(
                 # figshare serves these bytes (its sha256 is the LFS oid of an independent copy).
                 "https://figshare.com/ndownloader/files/4820647",
-                ("https://media.githubusercontent.com/media/csiro-funml/variationalsearch/"
-                 "d5e30e162e0745dd5816834b8f7141808566d423/data/amino_acid_genotypes_to_brightness"
-                 ".tsv"),
+                (
+                    "https://media.githubusercontent.com/media/csiro-funml/variationalsearch/"
+                    "d5e30e162e0745dd5816834b8f7141808566d423/data/amino_acid_genotypes_to_brightness"
+                    ".tsv"
+                ),
             ),
             parser=_parsers.parse_avgfp,
-            n=236, rows=49_089, val_size=20_000, test_size=20_000,
+            n=236,
+            rows=49_089,
+            val_size=20_000,
+            test_size=20_000,
             source="Nature 533 (2016), figshare doi:10.6084/m9.figshare.3102154",
             encoding="mutated site present/absent (width max site + 1); genotypes with the same "
-                     "site set merged, y = mean medianBrightness",
+            "site set merged, y = mean medianBrightness",
         ),
     )
 }
@@ -168,9 +202,16 @@ def download(name: str, out: str | Path, mirror: str | Path | None = None, **opt
 def _metadata(spec: DatasetSpec, digest: str, frame: pd.DataFrame) -> dict:
     from .. import __version__
 
-    return {"dataset": spec.name, "source_file": spec.file, "source_sha256": digest,
-            "n": frame.shape[1] - 1, "rows": len(frame), "whcore_version": __version__,
-            "encoding": spec.encoding, "source": spec.source}
+    return {
+        "dataset": spec.name,
+        "source_file": spec.file,
+        "source_sha256": digest,
+        "n": frame.shape[1] - 1,
+        "rows": len(frame),
+        "whcore_version": __version__,
+        "encoding": spec.encoding,
+        "source": spec.source,
+    }
 
 
 def binarize(name: str, raw: str | Path, out: str | Path, verify: bool = True) -> pd.DataFrame:
@@ -191,18 +232,22 @@ def binarize(name: str, raw: str | Path, out: str | Path, verify: bool = True) -
 def _binarize(spec: DatasetSpec, raw: Path, out: Path, verify: bool) -> pd.DataFrame:
     name = spec.name
     if not raw.is_file():
-        raise FileNotFoundError(f"{raw}: raw file of {name} not found. Fix: run "
-                                f"`whcore download {name} --out {raw}` first")
+        raise FileNotFoundError(
+            f"{raw}: raw file of {name} not found. Fix: run "
+            f"`whcore download {name} --out {raw}` first"
+        )
     digest = sha256_of(raw)
     if verify and digest != spec.sha256:
         raise _parsers.RawFormatError(
             f"{raw}: checksum mismatch: expected sha256 {spec.sha256}, got {digest}; the file is "
-            f"truncated, corrupt or another version. Fix: delete it and run `whcore download {name}`")
+            f"truncated, corrupt or another version. Fix: delete it and run `whcore download {name}`"
+        )
     frame = spec.parser(raw)
     if verify and frame.shape != (spec.rows, spec.n + 1):
         raise _parsers.RawFormatError(
             f"{raw}: binarized to {frame.shape[0]} x {frame.shape[1] - 1}, expected "
-            f"{spec.rows} x {spec.n}; this is a bug in the {name} parser, please report it")
+            f"{spec.rows} x {spec.n}; this is a bug in the {name} parser, please report it"
+        )
     write_parquet(frame, out, _metadata(spec, digest, frame))
     return frame
 
@@ -232,8 +277,9 @@ def split(name: str, train_size: int, data_seed: int, size: int | None = None) -
     """The paper's split of ``name``: ``train_size`` rows for training, then validation and
     test by the registry's rule (Entacmaea: the rest in two halves; others 20000 / 20000)."""
     spec = get(name)
-    return split_indices(spec.rows if size is None else size, train_size, spec.val_size,
-                         spec.test_size, data_seed)
+    return split_indices(
+        spec.rows if size is None else size, train_size, spec.val_size, spec.test_size, data_seed
+    )
 
 
 def describe(name: str, parquet: str | Path) -> str:
@@ -243,16 +289,24 @@ def describe(name: str, parquet: str | Path) -> str:
         raise FileNotFoundError(f"{parquet}: not found. Fix: run `whcore binarize {name}` first")
     frame, meta = pd.read_parquet(parquet), read_parquet_metadata(parquet)
     features = [c for c in frame.columns if c != "y"]
-    shown = ", ".join(features[:12]) + (f", ... ({len(features) - 12} more)" if len(features) > 12 else "")
+    shown = ", ".join(features[:12]) + (
+        f", ... ({len(features) - 12} more)" if len(features) > 12 else ""
+    )
     y = frame["y"].describe()
-    return "\n".join([
-        f"{name}: {spec.title}",
-        f"shape: {len(frame)} rows x {len(features)} binary features (+ y)",
-        f"features: {shown}",
-        (f"y: mean {y['mean']:.6g}, std {y['std']:.6g}, min {y['min']:.6g}, "
-         f"median {y['50%']:.6g}, max {y['max']:.6g}"),
-        f"encoding: {spec.encoding}",
-        (f"source: {spec.source}; file {meta.get('source_file', spec.file)} "
-         f"(sha256 {meta.get('source_sha256', '?')})"),
-        f"split rule: validation {spec.val_size}, test {spec.test_size}",
-    ])
+    return "\n".join(
+        [
+            f"{name}: {spec.title}",
+            f"shape: {len(frame)} rows x {len(features)} binary features (+ y)",
+            f"features: {shown}",
+            (
+                f"y: mean {y['mean']:.6g}, std {y['std']:.6g}, min {y['min']:.6g}, "
+                f"median {y['50%']:.6g}, max {y['max']:.6g}"
+            ),
+            f"encoding: {spec.encoding}",
+            (
+                f"source: {spec.source}; file {meta.get('source_file', spec.file)} "
+                f"(sha256 {meta.get('source_sha256', '?')})"
+            ),
+            f"split rule: validation {spec.val_size}, test {spec.test_size}",
+        ]
+    )

@@ -54,7 +54,9 @@ def _copy_checked(read, tmp: Path, expected: str) -> None:
             digest.update(chunk)
             out.write(chunk)
     if digest.hexdigest() != expected:
-        raise ChecksumError(f"checksum mismatch: expected sha256 {expected}, got {digest.hexdigest()}")
+        raise ChecksumError(
+            f"checksum mismatch: expected sha256 {expected}, got {digest.hexdigest()}"
+        )
 
 
 def _from_mirror(source: Path, out: Path, sha256: str) -> None:
@@ -123,8 +125,10 @@ def fetch(
             return out
         # A stale or damaged copy must not survive as if it were valid output.
         out.unlink()
-        failures.append(f"{out} (existing file): checksum mismatch: expected sha256 {sha256}, "
-                        f"got {digest}; deleted it")
+        failures.append(
+            f"{out} (existing file): checksum mismatch: expected sha256 {sha256}, "
+            f"got {digest}; deleted it"
+        )
     mirror_dir = resolve_mirror(mirror)
     for source in _mirror_candidates(mirror_dir, subdir, file_name) if mirror_dir else []:
         if not source.is_file():

@@ -24,7 +24,9 @@ def standardize(y: np.ndarray) -> np.ndarray:
 def read_table(path: str) -> tuple[np.ndarray, np.ndarray]:
     df = pd.read_parquet(path)
     if "y" not in df.columns:
-        raise ValueError(f"{path}: a table needs a target column 'y'; found {list(df.columns)[:5]}...")
+        raise ValueError(
+            f"{path}: a table needs a target column 'y'; found {list(df.columns)[:5]}..."
+        )
     x = df.drop(columns="y").to_numpy()
     if not np.isin(x, (0, 1)).all():
         raise ValueError(f"{path}: feature columns must be 0/1; binarize the dataset first")
@@ -56,5 +58,6 @@ def split_data(x, y, train_size, val_size, test_size, data_seed, standardize_y) 
     if standardize_y:
         y = standardize(y)
     split = split_indices(len(y), train_size, val_size, test_size, data_seed)
-    return Data(x[split.train], y[split.train], x[split.val], y[split.val],
-                x[split.test], y[split.test])
+    return Data(
+        x[split.train], y[split.train], x[split.val], y[split.val], x[split.test], y[split.test]
+    )

@@ -25,8 +25,12 @@ class RawFormatError(ValueError):
     """A raw file that does not look like the published one."""
 
 
-def _fail(path, problem: str, fix: str = "use the file pinned in whcore.datasets "
-          "(`whcore download <dataset>`), or fix the file") -> RawFormatError:
+def _fail(
+    path,
+    problem: str,
+    fix: str = "use the file pinned in whcore.datasets "
+    "(`whcore download <dataset>`), or fix the file",
+) -> RawFormatError:
     return RawFormatError(f"{path}: {problem}. Fix: {fix}")
 
 
@@ -55,19 +59,33 @@ def _chars(strings: pd.Series, width: int) -> np.ndarray:
 # --- Entacmaea (Poelwijk et al. 2019, supplementary data 7) --------------------------------------
 
 ENTACMAEA_HEADER = [
-    ["binary", "amino acid", "counts", "counts", "counts", "", "brightness", "brightness", "",
-     "brightness"],
+    [
+        "binary",
+        "amino acid",
+        "counts",
+        "counts",
+        "counts",
+        "",
+        "brightness",
+        "brightness",
+        "",
+        "brightness",
+    ],
     ["genotype", "sequence", "input", "red", "blue", "", "red", "blue", "", "combined"],
 ]
 
 
 def _read_entacmaea(path) -> pd.DataFrame:
     try:
-        return pd.read_excel(path, sheet_name="genodata", header=None, dtype=object,
-                             engine="openpyxl")
+        return pd.read_excel(
+            path, sheet_name="genodata", header=None, dtype=object, engine="openpyxl"
+        )
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as err:
-        raise _fail(path, f"cannot read it as the Poelwijk 2019 workbook with sheet 'genodata' "
-                          f"({type(err).__name__}: {err})") from err
+        raise _fail(
+            path,
+            f"cannot read it as the Poelwijk 2019 workbook with sheet 'genodata' "
+            f"({type(err).__name__}: {err})",
+        ) from err
 
 
 def _mutation_names(path, bits: np.ndarray, sequences: pd.Series) -> list[str]:
@@ -76,15 +94,20 @@ def _mutation_names(path, bits: np.ndarray, sequences: pd.Series) -> list[str]:
     Also checks that the amino-acid column agrees with the genotype at every site."""
     n = bits.shape[1]
     if not (sequences.str.len() == n).all():
-        raise _fail(path, f"the amino-acid sequences (column B) must have {n} residues, one per "
-                          "genotype bit")
+        raise _fail(
+            path,
+            f"the amino-acid sequences (column B) must have {n} residues, one per genotype bit",
+        )
     residues = _chars(sequences, n)
     names = []
     for site in range(n):
         wild, mutant = (np.unique(residues[bits[:, site] == b, site]) for b in (0, 1))
         if len(wild) != 1 or len(mutant) != 1:
-            raise _fail(path, f"genotype bit {site + 1} does not map to one residue each way "
-                              f"(bit 0: {wild.tobytes().decode()}, bit 1: {mutant.tobytes().decode()})")
+            raise _fail(
+                path,
+                f"genotype bit {site + 1} does not map to one residue each way "
+                f"(bit 0: {wild.tobytes().decode()}, bit 1: {mutant.tobytes().decode()})",
+            )
         names.append(f"{chr(wild[0])}{site + 1}{chr(mutant[0])}")
     return names
 
@@ -102,8 +125,11 @@ def parse_entacmaea(path: str | Path) -> pd.DataFrame:
     n = len(genotypes.iloc[0])
     bad = ~genotypes.str.fullmatch(f"[01]{{{n}}}")
     if bad.any():
-        raise _fail(path, f"column A must hold quoted binary genotypes of one length; row "
-                          f"{bad.idxmax() + 1} holds {genotypes[bad].iloc[0]!r}")
+        raise _fail(
+            path,
+            f"column A must hold quoted binary genotypes of one length; row "
+            f"{bad.idxmax() + 1} holds {genotypes[bad].iloc[0]!r}",
+        )
     if genotypes.duplicated().any():
         raise _fail(path, f"genotype {genotypes[genotypes.duplicated()].iloc[0]!r} occurs twice")
     bits = _chars(genotypes, n) - ord("0")
@@ -113,8 +139,22 @@ def parse_entacmaea(path: str | Path) -> pd.DataFrame:
 
 # --- SGEMM (UCI 440) -----------------------------------------------------------------------------
 
-SGEMM_PARAMETERS = ["MWG", "NWG", "KWG", "MDIMC", "NDIMC", "MDIMA", "NDIMB", "KWI", "VWM", "VWN",
-                    "STRM", "STRN", "SA", "SB"]
+SGEMM_PARAMETERS = [
+    "MWG",
+    "NWG",
+    "KWG",
+    "MDIMC",
+    "NDIMC",
+    "MDIMA",
+    "NDIMB",
+    "KWI",
+    "VWM",
+    "VWN",
+    "STRM",
+    "STRN",
+    "SA",
+    "SB",
+]
 SGEMM_RUNS = ["Run1 (ms)", "Run2 (ms)", "Run3 (ms)", "Run4 (ms)"]
 SGEMM_MEMBER = "sgemm_product.csv"
 
@@ -125,8 +165,9 @@ def parse_sgemm(path: str | Path) -> pd.DataFrame:
         with zipfile.ZipFile(path) as archive, archive.open(SGEMM_MEMBER) as member:
             table = pd.read_csv(member)
     except (zipfile.BadZipFile, KeyError, OSError, pd.errors.ParserError, ValueError) as err:
-        raise _fail(path, f"cannot read {SGEMM_MEMBER} from this zip ({type(err).__name__}: "
-                          f"{err})") from err
+        raise _fail(
+            path, f"cannot read {SGEMM_MEMBER} from this zip ({type(err).__name__}: {err})"
+        ) from err
     _check_columns(path, table.columns, SGEMM_PARAMETERS + SGEMM_RUNS, "columns in " + SGEMM_MEMBER)
     blocks, names = [], []
     for parameter in SGEMM_PARAMETERS:
@@ -148,17 +189,28 @@ def parse_gb1(path: str | Path) -> pd.DataFrame:
         header = pd.read_csv(path, nrows=0).columns
         missing = [c for c in GB1_COLUMNS if c not in header]
         if missing:
-            raise _fail(path, f"the supplement columns {missing} are missing (found "
-                              f"{list(header)[:8]}...)")
+            raise _fail(
+                path, f"the supplement columns {missing} are missing (found {list(header)[:8]}...)"
+            )
         table = pd.read_csv(path, usecols=GB1_COLUMNS, dtype={"Variants": str})
-    except (zipfile.BadZipFile, OSError, pd.errors.ParserError, pd.errors.EmptyDataError,
-            UnicodeDecodeError) as err:
-        raise _fail(path, f"cannot read it as the FLIP GB1 CSV ({type(err).__name__}: {err})") from err
+    except (
+        zipfile.BadZipFile,
+        OSError,
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        UnicodeDecodeError,
+    ) as err:
+        raise _fail(
+            path, f"cannot read it as the FLIP GB1 CSV ({type(err).__name__}: {err})"
+        ) from err
     variants = table["Variants"].fillna("")
     bad = ~variants.str.fullmatch(f"[{AMINO_ACIDS}]{{{len(GB1_SITES)}}}")
     if bad.any():
-        raise _fail(path, f"variant {variants[bad].iloc[0]!r} (row {bad.idxmax() + 2}) is not "
-                          f"{len(GB1_SITES)} canonical amino-acid letters")
+        raise _fail(
+            path,
+            f"variant {variants[bad].iloc[0]!r} (row {bad.idxmax() + 2}) is not "
+            f"{len(GB1_SITES)} canonical amino-acid letters",
+        )
     lookup = np.full(256, -1)
     lookup[np.frombuffer(AMINO_ACIDS.encode(), np.uint8)] = np.arange(len(AMINO_ACIDS))
     letters = lookup[_chars(variants, len(GB1_SITES))]  # (rows, sites) letter indices
@@ -184,8 +236,11 @@ def _mutated_sites(path, mutations: pd.Series) -> list[tuple[int, ...]]:
         for token in text.split(":") if text else ():
             match = _MUTATION.fullmatch(token)
             if match is None:
-                raise _fail(path, f"unknown mutation token {token!r} on line {row + 2}; expected "
-                                  "'S' + residue + site + residue, e.g. 'SA108D'")
+                raise _fail(
+                    path,
+                    f"unknown mutation token {token!r} on line {row + 2}; expected "
+                    "'S' + residue + site + residue, e.g. 'SA108D'",
+                )
             sites.append(int(match.group(2)))
         if len(set(sites)) != len(sites):
             raise _fail(path, f"line {row + 2} lists a site twice: {text!r}")
@@ -198,8 +253,9 @@ def parse_avgfp(path: str | Path) -> pd.DataFrame:
     the same set of mutated sites merged by averaging medianBrightness (rows sorted by site set,
     wild type first, as the authors' groupby did)."""
     try:
-        table = pd.read_csv(path, sep="\t", keep_default_na=False,
-                            dtype={"aaMutations": str, "std": str})
+        table = pd.read_csv(
+            path, sep="\t", keep_default_na=False, dtype={"aaMutations": str, "std": str}
+        )
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         raise _fail(path, f"cannot read it as a TSV ({type(err).__name__}: {err})") from err
     _check_columns(path, table.columns, AVGFP_COLUMNS, "TSV header")

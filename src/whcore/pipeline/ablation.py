@@ -13,9 +13,7 @@ rows' character matrix serves every step of both orders (``SparseSpectrum.predic
 
 from __future__ import annotations
 
-import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,7 +32,8 @@ def deletion_order(spec, order: str, seed: int) -> np.ndarray:
     key = -spec.degrees if order == "degree" else np.abs(spec.coefficients)
     # A random permutation first, then a stable sort: equal keys keep a random order.
     shuffled = np.random.default_rng(derive_seed("ablation ties", order, seed)).permutation(
-        len(spec))
+        len(spec)
+    )
     return shuffled[np.argsort(key[shuffled], kind="stable")]
 
 
@@ -64,46 +63,86 @@ def prune_scores(spec, x: np.ndarray, y: np.ndarray, steps: int, seed: int) -> p
     for o, order in enumerate(ORDERS):
         for step in range(steps + 1):
             max_degree = int(degrees[labels[:, o] >= step].max(initial=0))
-            rows.append({"order": order, "step": step, "removed": int(removed[step]),
-                         "kept": int(k - removed[step]), "fraction_removed": removed[step] / k,
-                         "max_degree_kept": max_degree, "test_r2": float(r2[o, step])})
+            rows.append(
+                {
+                    "order": order,
+                    "step": step,
+                    "removed": int(removed[step]),
+                    "kept": int(k - removed[step]),
+                    "fraction_removed": removed[step] / k,
+                    "max_degree_kept": max_degree,
+                    "test_r2": float(r2[o, step]),
+                }
+            )
     return pd.DataFrame(rows).assign(n_coefficients=k)
 
 
-def run_ablation(x, y, train_size: int, test_size: int, max_depth: int, n_trees: int,
-                 steps: int, seed: int, standardize: bool = True, threads: int = 1,
-                 log=print) -> tuple[pd.DataFrame, dict]:
+def run_ablation(
+    x,
+    y,
+    train_size: int,
+    test_size: int,
+    max_depth: int,
+    n_trees: int,
+    steps: int,
+    seed: int,
+    standardize: bool = True,
+    threads: int = 1,
+    log=print,
+) -> tuple[pd.DataFrame, dict]:
     """Fit the forest, transform it, prune it; returns (table, summary numbers)."""
     from sklearn.ensemble import RandomForestRegressor
     from threadpoolctl import threadpool_limits
 
-    from ..data.loading import split_data
     from ..core.trees import spectrum
+    from ..data.loading import split_data
 
     data = split_data(x, y, train_size, 0, test_size, seed, standardize)
-    forest = RandomForestRegressor(n_estimators=n_trees, max_depth=max_depth, n_jobs=threads,
-                                   random_state=derive_seed("ablation forest", seed) % 2**32)
-    info = {"train_size": train_size, "test_size": test_size, "max_depth": max_depth,
-            "n_trees": n_trees, "seed": seed, "n": int(data.n)}
+    forest = RandomForestRegressor(
+        n_estimators=n_trees,
+        max_depth=max_depth,
+        n_jobs=threads,
+        random_state=derive_seed("ablation forest", seed) % 2**32,
+    )
+    info = {
+        "train_size": train_size,
+        "test_size": test_size,
+        "max_depth": max_depth,
+        "n_trees": n_trees,
+        "seed": seed,
+        "n": int(data.n),
+    }
     with threadpool_limits(limits=threads):
         _, info["fit_time"] = _timed(forest.fit, data.x_train, data.y_train)
         forest_pred = forest.predict(data.x_test)
         info["forest_test_r2"] = float(_r2(data.y_test, forest_pred))
         info["forest_train_r2"] = float(_r2(data.y_train, forest.predict(data.x_train)))
-        log(f"forest: fit {info['fit_time']:.1f}s, train R^2 {info['forest_train_r2']:.4f}, "
-            f"test R^2 {info['forest_test_r2']:.4f}")
+        log(
+            f"forest: fit {info['fit_time']:.1f}s, train R^2 {info['forest_train_r2']:.4f}, "
+            f"test R^2 {info['forest_test_r2']:.4f}"
+        )
         spec, info["transform_time"] = _timed(spectrum, forest)
-        log(f"spectrum: {len(spec)} coefficients, max degree {spec.degrees.max()}, "
-            f"{info['transform_time']:.1f}s")
-        table, info["prune_time"] = _timed(prune_scores, spec, data.x_test, data.y_test, steps,
-                                           seed)
+        log(
+            f"spectrum: {len(spec)} coefficients, max degree {spec.degrees.max()}, "
+            f"{info['transform_time']:.1f}s"
+        )
+        table, info["prune_time"] = _timed(
+            prune_scores, spec, data.x_test, data.y_test, steps, seed
+        )
     full = table.loc[table["step"] == 0, "test_r2"].iloc[0]
     if not np.isclose(full, info["forest_test_r2"], rtol=0, atol=1e-9):
-        raise RuntimeError(f"the full spectrum's test R^2 {full} differs from the forest's "
-                           f"{info['forest_test_r2']}: the transform is wrong")
-    log(f"pruning: {info['prune_time']:.1f}s; " + "; ".join(
-        f"{o}: R^2 {table[(table.order == o)].test_r2.iloc[-1]:.4f} at {steps}/{steps + 1} "
-        "removed" for o in ORDERS))
+        raise RuntimeError(
+            f"the full spectrum's test R^2 {full} differs from the forest's "
+            f"{info['forest_test_r2']}: the transform is wrong"
+        )
+    log(
+        f"pruning: {info['prune_time']:.1f}s; "
+        + "; ".join(
+            f"{o}: R^2 {table[(table.order == o)].test_r2.iloc[-1]:.4f} at {steps}/{steps + 1} "
+            "removed"
+            for o in ORDERS
+        )
+    )
     return table.assign(**info), info
 
 

@@ -11,7 +11,6 @@ happens later, in aggregation (``select_best`` here is the same rule for one job
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from pathlib import Path
 
@@ -20,11 +19,14 @@ import pandas as pd
 
 from ..core.rng import derive_seed
 
-__all__ = ["FAMILIES", "grid_points", "make_model", "fit_grid", "run_baselines",
-           "select_best"]
+__all__ = ["FAMILIES", "grid_points", "make_model", "fit_grid", "run_baselines", "select_best"]
 
-FAMILIES = {"lasso": ("alpha",), "rf": ("n_estimators", "max_depth"),
-            "xgboost": ("n_estimators", "max_depth")}
+FAMILIES = {
+    "lasso": ("alpha",),
+    "rf": ("n_estimators", "max_depth"),
+    "xgboost": ("n_estimators", "max_depth"),
+}
+
 
 def _check_family(family: str) -> None:
     if family not in FAMILIES:
@@ -36,8 +38,9 @@ def grid_points(family: str, grid: dict) -> list[dict]:
     _check_family(family)
     expected = set(FAMILIES[family])
     if set(grid) != expected:
-        raise ValueError(f"grid for {family} must have exactly the keys {sorted(expected)}, "
-                         f"got {sorted(grid)}")
+        raise ValueError(
+            f"grid for {family} must have exactly the keys {sorted(expected)}, got {sorted(grid)}"
+        )
     for key, values in grid.items():
         if not isinstance(values, list) or not values:
             raise ValueError(f"grid {family}.{key} must be a non-empty list, got {values!r}")
@@ -56,13 +59,15 @@ def make_model(family: str, params: dict, seed: int, threads: int = 1):
     if family == "rf":
         from sklearn.ensemble import RandomForestRegressor
 
-        return RandomForestRegressor(n_estimators=trees, max_depth=depth, random_state=seed,
-                                     n_jobs=threads)
+        return RandomForestRegressor(
+            n_estimators=trees, max_depth=depth, random_state=seed, n_jobs=threads
+        )
     from xgboost import XGBRegressor
 
     # On 0/1 features every split lies between 0 and 1, so histogram bins lose nothing.
-    return XGBRegressor(n_estimators=trees, max_depth=depth, random_state=seed, n_jobs=threads,
-                        tree_method="hist")
+    return XGBRegressor(
+        n_estimators=trees, max_depth=depth, random_state=seed, n_jobs=threads, tree_method="hist"
+    )
 
 
 def _scores(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
@@ -72,8 +77,9 @@ def _scores(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
     return mse, (1.0 - mse / variance if variance > 0 else float("nan"))
 
 
-def fit_grid(data, family: str, grid: dict, data_seed: int, threads: int = 1,
-             log=print) -> pd.DataFrame:
+def fit_grid(
+    data, family: str, grid: dict, data_seed: int, threads: int = 1, log=print
+) -> pd.DataFrame:
     """Fit every grid point on ``data`` (a ``whcore.training.Data``); one record per point.
 
     BLAS and OpenMP pools are capped at ``threads`` too, so a job never uses more cores than
@@ -91,14 +97,23 @@ def fit_grid(data, family: str, grid: dict, data_seed: int, threads: int = 1,
             for name, x, y in data.splits():
                 record[f"{name}_mse"], record[f"{name}_r2"] = _scores(y, model.predict(x))
             records.append({**record, "model_seed": seed, "status": "ok"})
-            log(f"{family} {params}: val R^2 {record['val_r2']:.4f}, "
-                f"fit {record['fit_time']:.2f}s")
+            log(f"{family} {params}: val R^2 {record['val_r2']:.4f}, fit {record['fit_time']:.2f}s")
     return pd.DataFrame.from_records(records)
 
 
-def run_baselines(path: str | Path, family: str, train_size: int, val_size, test_size,
-                  data_seed: int, standardize: bool, grid: dict, threads: int = 1,
-                  dataset: str | None = None, log=print) -> pd.DataFrame:
+def run_baselines(
+    path: str | Path,
+    family: str,
+    train_size: int,
+    val_size,
+    test_size,
+    data_seed: int,
+    standardize: bool,
+    grid: dict,
+    threads: int = 1,
+    dataset: str | None = None,
+    log=print,
+) -> pd.DataFrame:
     """One baseline job on a binarized table: every point of ``grid`` (the paper's grids live
     in the workflow config)."""
     from ..data.loading import read_table, split_data

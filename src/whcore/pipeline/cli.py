@@ -77,28 +77,42 @@ def _cmd_train(args) -> None:
     if "spectra" in outputs and not spec["spectrum"]:
         raise ValueError("--spec: outputs.spectra needs spectrum: true")
     start = time.perf_counter()
-    records, spectra = run_job(spec, args.device, args.log_every,
-                               log=lambda msg: print(msg, flush=True))
+    records, spectra = run_job(
+        spec, args.device, args.log_every, log=lambda msg: print(msg, flush=True)
+    )
     meta = {"spec": spec, "wall_time": time.perf_counter() - start}
     if spectra is not None and "spectra" in outputs:
         write_parquet(spectra, outputs["spectra"], meta)
     write_parquet(records, outputs["records"], meta)
     ok = records[records["status"] == "ok"]
     best = ok.loc[ok.groupby("seed")["val_mse"].idxmin()] if len(ok) else ok
-    print(f"wrote {outputs['records']}: {records['seed'].nunique()} seeds, {len(records)} "
-          f"records, mean best-val test R^2 {best.get('test_r2', best['val_r2']).mean():.4f}, "
-          f"{meta['wall_time']:.1f}s")
+    print(
+        f"wrote {outputs['records']}: {records['seed'].nunique()} seeds, {len(records)} "
+        f"records, mean best-val test R^2 {best.get('test_r2', best['val_r2']).mean():.4f}, "
+        f"{meta['wall_time']:.1f}s"
+    )
 
 
 def _add_train(sub) -> None:
     p = sub.add_parser("train", help="train one job (all its seeds) and write its records")
     _add_spec(p)
-    p.add_argument("--threads", type=int, default=0,
-                   help="CPU threads for PyTorch (the job's share of cores; 0: PyTorch's default)")
-    p.add_argument("--device", default=os.environ.get(DEVICE_ENV, "auto"),
-                   help=f"auto (CUDA when present), cpu or cuda (default: ${DEVICE_ENV} or auto)")
-    p.add_argument("--log-every", type=int, default=int(os.environ.get(LOG_EVERY_ENV, 10)),
-                   help=f"a progress line every k epochs, 0: none (default: ${LOG_EVERY_ENV} or 10)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="CPU threads for PyTorch (the job's share of cores; 0: PyTorch's default)",
+    )
+    p.add_argument(
+        "--device",
+        default=os.environ.get(DEVICE_ENV, "auto"),
+        help=f"auto (CUDA when present), cpu or cuda (default: ${DEVICE_ENV} or auto)",
+    )
+    p.add_argument(
+        "--log-every",
+        type=int,
+        default=int(os.environ.get(LOG_EVERY_ENV, 10)),
+        help=f"a progress line every k epochs, 0: none (default: ${LOG_EVERY_ENV} or 10)",
+    )
     p.set_defaults(func=_cmd_train)
 
 
@@ -145,15 +159,26 @@ def _cmd_baselines(args) -> None:
     (out,) = _outputs(spec, "records")
     data = spec["data"]
     start = time.perf_counter()
-    records = run_baselines(data["path"], spec["family"], data["train_size"], data["val_size"],
-                            data["test_size"], data["data_seed"], data["standardize"],
-                            spec["grid"], args.threads, spec["dataset"],
-                            log=lambda m: print(m, flush=True))
+    records = run_baselines(
+        data["path"],
+        spec["family"],
+        data["train_size"],
+        data["val_size"],
+        data["test_size"],
+        data["data_seed"],
+        data["standardize"],
+        spec["grid"],
+        args.threads,
+        spec["dataset"],
+        log=lambda m: print(m, flush=True),
+    )
     meta = {"spec": spec, "threads": args.threads, "wall_time": time.perf_counter() - start}
     write_parquet(records, out, meta)
     best = select_best(records).iloc[0]
-    print(f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
-          f"{best['test_r2']:.4f}, {meta['wall_time']:.1f}s")
+    print(
+        f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
+        f"{best['test_r2']:.4f}, {meta['wall_time']:.1f}s"
+    )
 
 
 def _add_baselines(sub) -> None:
@@ -171,10 +196,19 @@ def _cmd_ablation(args) -> None:
     spec = read_spec(args.spec)
     (out,) = _outputs(spec, "table")
     x, y = read_table(spec["data"])
-    table, info = run_ablation(x, y, spec["train_size"], spec["test_size"], spec["max_depth"],
-                               spec["n_trees"], spec["steps"], spec["seed"],
-                               spec.get("standardize", True), args.threads,
-                               log=lambda m: print(m, flush=True))
+    table, info = run_ablation(
+        x,
+        y,
+        spec["train_size"],
+        spec["test_size"],
+        spec["max_depth"],
+        spec["n_trees"],
+        spec["steps"],
+        spec["seed"],
+        spec.get("standardize", True),
+        args.threads,
+        log=lambda m: print(m, flush=True),
+    )
     table.insert(0, "dataset", spec["dataset"])
     write_parquet(table, out, {"spec": spec, **info})
     print(f"wrote {out}: {len(table)} rows")
@@ -193,8 +227,13 @@ def _cmd_entacmaea_energy(args) -> None:
     spec = read_spec(args.spec)
     (out,) = _outputs(spec, "table")
     top = spec.get("top", 100)
-    table = write_energy_tables(spec["data"], out, top, spec["outputs"].get("coefficients"),
-                                spec.get("include_constant", False))
+    table = write_energy_tables(
+        spec["data"],
+        out,
+        top,
+        spec["outputs"].get("coefficients"),
+        spec.get("include_constant", False),
+    )
     shares = ", ".join(f"{d}: {f:.1%}" for d, f in zip(table["degree"], table["top_fraction"]) if f)
     print(f"wrote {out}: top-{top} energy by degree {shares}")
 
@@ -203,7 +242,7 @@ def _add_entacmaea_energy(sub) -> None:
     p = sub.add_parser(
         "entacmaea-energy",
         help="exact WHT of Entacmaea: energy per degree of the top coefficients (spec fields: "
-             "data, top, include_constant; outputs: table, optional coefficients)",
+        "data, top, include_constant; outputs: table, optional coefficients)",
     )
     _add_spec(p)
     p.set_defaults(func=_cmd_entacmaea_energy)
@@ -220,17 +259,19 @@ def _cmd_aggregate(args) -> None:
     spec = read_spec(args.spec)
     experiment = spec.get("experiment")
     if experiment == "spectrum":
-        out = tables.spectrum_tables(args.runs, args.spectra, args.targets,
-                                     spec["figure_train_size"])
+        out = tables.spectrum_tables(
+            args.runs, args.spectra, args.targets, spec["figure_train_size"]
+        )
     elif experiment == "synthetic":
         out = tables.synthetic_tables(args.runs)
     elif experiment == "real":
         out = tables.real_tables(args.runs, args.baselines)
     else:
-        raise ValueError(f"--spec: field experiment: {experiment!r} is not spectrum, synthetic "
-                         "or real")
+        raise ValueError(
+            f"--spec: field experiment: {experiment!r} is not spectrum, synthetic or real"
+        )
     paths = _outputs(spec, *out)
-    for (name, frame), path in zip(out.items(), paths):
+    for frame, path in zip(out.values(), paths):
         write_parquet(frame, path, {"spec": spec})
         print(f"wrote {path}: {len(frame)} rows")
     print(divergence_report(out[f"{experiment}_selected"]))
@@ -292,8 +333,9 @@ def _add_claims(sub) -> None:
 
 
 def _cmd_download(args) -> None:
-    path = datasets.download(args.dataset, args.out, args.mirror, retries=args.retries,
-                             timeout=args.timeout)
+    path = datasets.download(
+        args.dataset, args.out, args.mirror, retries=args.retries, timeout=args.timeout
+    )
     print(f"{path}: ok (sha256 {datasets.get(args.dataset).sha256})")
 
 
@@ -309,8 +351,9 @@ def _cmd_describe(args) -> None:
 def _add_data_commands(sub) -> None:
     p = sub.add_parser("download", help="fetch a raw dataset file (mirror, then pinned URLs)")
     p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
-    p.add_argument("--out", required=True,
-                   help="where the raw file goes, e.g. resources/raw/<dataset>/<file>")
+    p.add_argument(
+        "--out", required=True, help="where the raw file goes, e.g. resources/raw/<dataset>/<file>"
+    )
     p.add_argument("--mirror", help="mirror folder (default: $WHCORE_DATA_MIRROR; '' for none)")
     p.add_argument("--retries", type=int, default=3, help="attempts per URL (default 3)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per attempt (default 60)")
@@ -320,8 +363,11 @@ def _add_data_commands(sub) -> None:
     p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
     p.add_argument("--raw", required=True, help="the raw file from `whcore download`")
     p.add_argument("--out", required=True, help="e.g. resources/data/<dataset>.parquet")
-    p.add_argument("--no-verify", action="store_true",
-                   help="skip the sha256 and shape checks (for deliberately modified files)")
+    p.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip the sha256 and shape checks (for deliberately modified files)",
+    )
     p.set_defaults(func=_cmd_binarize)
 
     p = sub.add_parser("describe", help="shape, feature names, target summary and source")
@@ -334,9 +380,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="whcore", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"whcore {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_train, _add_synthetic, _add_baselines, _add_ablation,
-                _add_entacmaea_energy, _add_aggregate, _add_figure, _add_claims,
-                _add_data_commands):
+    for add in (
+        _add_train,
+        _add_synthetic,
+        _add_baselines,
+        _add_ablation,
+        _add_entacmaea_energy,
+        _add_aggregate,
+        _add_figure,
+        _add_claims,
+        _add_data_commands,
+    ):
         add(sub)
     return parser
 

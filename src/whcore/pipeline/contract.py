@@ -29,6 +29,7 @@ __all__ = [
     "canonical",
     "canonical_json",
     "check_config",
+    "job_environment",
     "validate_config",
     "dataset_settings",
     "method_grid",
@@ -370,6 +371,15 @@ class Contract:
             self.jobs[path] = Job("entacmaea_energy", spec, (Layout.data("entacmaea"),))
 
 
+def job_environment(config: dict) -> dict[str, str]:
+    """What the jobs of ``config`` read from the environment: settings that never change a
+    result (device, progress-log frequency, the data mirror) and so are no part of any spec."""
+    env = {"WHCORE_DEVICE": config["device"], "WHCORE_LOG_EVERY": str(config["log_every"])}
+    if config["data_mirror"]:
+        env["WHCORE_DATA_MIRROR"] = config["data_mirror"]
+    return env
+
+
 # --- checks the schema cannot express -------------------------------------------------------------
 
 
@@ -402,8 +412,10 @@ def validate_config(config: dict, schema_path: str) -> None:
     with open(schema_path) as f:
         schema = yaml.safe_load(f)
     schema["$defs"]["methods"]["propertyNames"]["enum"] = list(METHOD_INFO)
-    errors = sorted(_validator_filling_defaults()(schema).iter_errors(config),
-                    key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    errors = sorted(
+        _validator_filling_defaults()(schema).iter_errors(config),
+        key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
+    )
     if errors:
         err = errors[0]
         key = ".".join(str(p) for p in err.absolute_path) or "(top level)"

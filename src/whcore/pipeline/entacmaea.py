@@ -28,8 +28,10 @@ def landscape(frame: pd.DataFrame) -> torch.Tensor:
     n = bits.shape[1]
     index = bits_to_int(bits)
     if len(frame) != 2**n or len(torch.unique(index)) != 2**n:
-        raise ValueError(f"the exact spectrum needs all 2^{n} = {2**n} genotypes once each; the "
-                         f"table has {len(frame)} rows with {len(torch.unique(index))} distinct")
+        raise ValueError(
+            f"the exact spectrum needs all 2^{n} = {2**n} genotypes once each; the "
+            f"table has {len(frame)} rows with {len(torch.unique(index))} distinct"
+        )
     values = torch.empty(2**n, dtype=torch.float64)
     values[index] = torch.from_numpy(frame["y"].to_numpy(dtype=np.float64, copy=True))
     return values
@@ -41,22 +43,28 @@ def spectrum(frame: pd.DataFrame) -> torch.Tensor:
     return fwht(values) / len(values)
 
 
-def top_coefficients(coefficients: torch.Tensor, top: int, include_constant: bool = False,
-                     names: list[str] | None = None) -> pd.DataFrame:
+def top_coefficients(
+    coefficients: torch.Tensor,
+    top: int,
+    include_constant: bool = False,
+    names: list[str] | None = None,
+) -> pd.DataFrame:
     """The ``top`` largest |G(f)|, ties broken by the smaller frequency index (deterministic)."""
     n = len(coefficients).bit_length() - 1
     g = coefficients.numpy()
     candidates = np.arange(len(g)) if include_constant else np.arange(1, len(g))
     order = candidates[np.lexsort((candidates, -np.abs(g[candidates])))][:top]
     bits = [format(int(f), f"0{n}b") for f in order]
-    table = pd.DataFrame({
-        "rank": np.arange(1, len(order) + 1),
-        "frequency": order,
-        "bits": bits,
-        "degree": degree(torch.as_tensor(order)).numpy(),
-        "coefficient": g[order],
-        "energy": g[order] ** 2,
-    })
+    table = pd.DataFrame(
+        {
+            "rank": np.arange(1, len(order) + 1),
+            "frequency": order,
+            "bits": bits,
+            "degree": degree(torch.as_tensor(order)).numpy(),
+            "coefficient": g[order],
+            "energy": g[order] ** 2,
+        }
+    )
     if names is not None:  # the features (mutations) that interact in each coefficient
         table["features"] = ["+".join(nm for nm, b in zip(names, s) if b == "1") for s in bits]
     return table
@@ -72,21 +80,27 @@ def energy_by_degree(coefficients: torch.Tensor, top: pd.DataFrame) -> pd.DataFr
         energy = np.where(np.arange(len(energy)) == 0, 0.0, energy)
     rows = np.arange(n + 1)
     by_degree = top.groupby("degree")["energy"]
-    table = pd.DataFrame({
-        "degree": rows,
-        "top_count": by_degree.size().reindex(rows, fill_value=0).to_numpy(),
-        "top_energy": by_degree.sum().reindex(rows, fill_value=0.0).to_numpy(),
-        "all_count": np.bincount(degrees, minlength=n + 1),
-        "all_energy": np.bincount(degrees, weights=energy, minlength=n + 1),
-    })
+    table = pd.DataFrame(
+        {
+            "degree": rows,
+            "top_count": by_degree.size().reindex(rows, fill_value=0).to_numpy(),
+            "top_energy": by_degree.sum().reindex(rows, fill_value=0.0).to_numpy(),
+            "all_count": np.bincount(degrees, minlength=n + 1),
+            "all_energy": np.bincount(degrees, weights=energy, minlength=n + 1),
+        }
+    )
     table["top_fraction"] = table["top_energy"] / table["top_energy"].sum()
     table["all_fraction"] = table["all_energy"] / table["all_energy"].sum()
     return table
 
 
-def write_energy_tables(data: str | Path, out: str | Path, top: int = 100,
-                        coefficients_out: str | Path | None = None,
-                        include_constant: bool = False) -> pd.DataFrame:
+def write_energy_tables(
+    data: str | Path,
+    out: str | Path,
+    top: int = 100,
+    coefficients_out: str | Path | None = None,
+    include_constant: bool = False,
+) -> pd.DataFrame:
     """Read the binarized Entacmaea Parquet, write the energy-per-degree table to ``out`` (and
     the top coefficients to ``coefficients_out``); returns the energy table."""
     frame = pd.read_parquet(data)
@@ -94,9 +108,14 @@ def write_energy_tables(data: str | Path, out: str | Path, top: int = 100,
     names = [c for c in frame.columns if c != "y"]
     best = top_coefficients(g, top, include_constant, names)
     table = energy_by_degree(g, best)
-    meta = {"source": str(data), "source_sha256": read_parquet_metadata(data).get("source_sha256"),
-            "n": len(names), "top": top, "include_constant": include_constant,
-            "energy": "G(f)^2 with G = 2^-n H_n y (raw y, not standardized)"}
+    meta = {
+        "source": str(data),
+        "source_sha256": read_parquet_metadata(data).get("source_sha256"),
+        "n": len(names),
+        "top": top,
+        "include_constant": include_constant,
+        "energy": "G(f)^2 with G = 2^-n H_n y (raw y, not standardized)",
+    }
     if coefficients_out:
         write_parquet(best, coefficients_out, meta)
     write_parquet(table, out, meta)

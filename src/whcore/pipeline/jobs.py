@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import torch
@@ -34,8 +33,9 @@ def _spectrum_callback(target: SparseTarget, scale: float):
     return callback, spectra
 
 
-def run_job(spec: dict, device: str = "auto", log_every: int = 0,
-            log=print) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+def run_job(
+    spec: dict, device: str = "auto", log_every: int = 0, log=print
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """Train a validated spec on ``device``, printing progress every ``log_every`` epochs;
     returns (records, spectra or None).
 
@@ -53,8 +53,13 @@ def run_job(spec: dict, device: str = "auto", log_every: int = 0,
         callback, spectra = _spectrum_callback(target, scale=float(target.k))
     records = train(data, spec["method"], spec.get("params", {}), seeds, config, callback, log)
     params = {key: float(value) for key, value in spec.get("params", {}).items()}
-    ident = {**spec["labels"], "method": spec["method"], **params,
-             "train_size": spec["data"]["train_size"], "data_seed": spec["data"]["data_seed"]}
+    ident = {
+        **spec["labels"],
+        "method": spec["method"],
+        **params,
+        "train_size": spec["data"]["train_size"],
+        "data_seed": spec["data"]["data_seed"],
+    }
     records = records.assign(**ident)
     if spectra is None:
         return records, None
@@ -70,8 +75,9 @@ def _spectra_frame(spectra, seeds: list[int], records: pd.DataFrame) -> pd.DataF
         for s, values in enumerate(spectrum)
         if (seeds[offset + s], epoch) in keep
     ]
-    frame = pd.DataFrame(np.stack([r[2] for r in rows]),
-                         columns=[f"f{i}" for i in range(len(rows[0][2]))])
+    frame = pd.DataFrame(
+        np.stack([r[2] for r in rows]), columns=[f"f{i}" for i in range(len(rows[0][2]))]
+    )
     frame.insert(0, "epoch", [r[1] for r in rows])
     frame.insert(0, "seed", [r[0] for r in rows])
     return frame

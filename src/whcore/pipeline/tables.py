@@ -10,6 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core.io import read_parquet_metadata
+from ..core.spectrum import dense_target_spectrum
+from ..core.wht import degree
+from ..data.synthetic import SparseTarget
 from .aggregate import (
     HYPERPARAMETERS,
     forward_fill_epochs,
@@ -19,10 +23,6 @@ from .aggregate import (
     summarize,
     variant_names,
 )
-from ..core.io import read_parquet_metadata
-from ..core.spectrum import dense_target_spectrum
-from ..data.synthetic import SparseTarget
-from ..core.wht import degree
 
 __all__ = ["real_tables", "spectrum_tables", "synthetic_tables"]
 

@@ -38,8 +38,10 @@ def _sizes(epochs, settings, appendix: bool) -> list[int]:
     main = settings.get("figure_train_size", 200)
     sizes = sorted(int(s) for s in epochs["train_size"].unique())
     if main not in sizes:
-        raise ValueError(f"no spectrum runs at figure_train_size = {main} (train sizes {sizes}); "
-                         "set spectrum.figure_train_size to one of spectrum.train_sizes")
+        raise ValueError(
+            f"no spectrum runs at figure_train_size = {main} (train sizes {sizes}); "
+            "set spectrum.figure_train_size to one of spectrum.train_sizes"
+        )
     others = [s for s in sizes if s != main]
     if appendix and not others:
         raise NothingToShow(
