@@ -26,22 +26,22 @@ from pathlib import Path
 
 import torch
 import yaml
-from snakemake.utils import validate
 
 from whcore.data.synthetic import degree_ladder, random_sparse
-from whcore.pipeline import contract as grid
+from whcore.pipeline.contract import Contract, validate_config
 from whcore.pipeline.jobs import run_job
 
 REPO = Path(__file__).resolve().parents[1]
+DEVICE = "cpu"
 
 
 def timed(spec: dict, epochs: int) -> float:
     spec = copy.deepcopy(spec)
-    spec["training"].update(epochs=epochs, patience=epochs + 1, log_every=0)
+    spec["training"].update(epochs=epochs, patience=epochs + 1)
     if not spec["training"].get("vectorize", True):
         spec["training"]["seeds"] = spec["training"]["seeds"][:1]
     start = time.perf_counter()
-    run_job(spec, log=lambda msg: None)
+    run_job(spec, DEVICE, log=lambda msg: None)
     return time.perf_counter() - start
 
 
@@ -60,14 +60,19 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     config = yaml.safe_load((REPO / "config/config.yaml").read_text())
-    validate(config, str(REPO / "workflow/schemas/config.schema.yaml"))
+    validate_config(config, str(REPO / "workflow/schemas/config.schema.yaml"))
+    global DEVICE
+    DEVICE = args.device
+    contract = Contract(config)
     tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
     targets = {}
-    for job in grid.target_jobs(config):
-        targets[job.path] = tmp / job.path.replace("/", "_")
+    for path, job in contract.jobs.items():
+        if job.kind == "target":
+            targets[path] = (job.spec, tmp / path.replace("/", "_"))
     groups = defaultdict(list)
-    for job in grid.training_jobs(config):
-        groups[(job.experiment, job.spec["method"])].append(job)
+    for job in contract.jobs.values():
+        if job.kind == "train":
+            groups[(job.labels["experiment"], job.spec["method"])].append(job)
 
     rows, total = [], 0.0
     # EN-S last: its epochs are by far the slowest (it evaluates the network on all of SPRIGHT's
@@ -78,16 +83,16 @@ def main() -> None:
         jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
         job = jobs[len(jobs) // 2]
         spec = copy.deepcopy(job.spec)
-        spec["training"]["device"] = args.device
         data = spec["data"]
         if data["source"] == "synthetic":
-            target = next(t for t in grid.target_jobs(config) if t.path == data["path"])
-            path = targets[target.path]
+            target, path = targets[data["path"]]
             if not path.exists():
                 g = (
-                    degree_ladder(target.n, target.max_degree, target.seed)
-                    if target.family == "degree_ladder"
-                    else random_sparse(target.n, target.k, target.max_degree, target.seed)
+                    degree_ladder(target["n"], target["max_degree"], target["seed"])
+                    if target["family"] == "degree_ladder"
+                    else random_sparse(
+                        target["n"], target["k"], target["max_degree"], target["seed"]
+                    )
                 )
                 g.to_json(path)
             data["path"] = str(path)
@@ -107,7 +112,7 @@ def main() -> None:
                 "experiment": experiment,
                 "method": method,
                 "jobs": len(jobs),
-                "example": job.stem,
+                "example": job.spec["outputs"]["records"],
                 "seeds": len(spec["training"]["seeds"]),
                 "per_epoch_s": round(per_epoch * scale, 3),
                 "fixed_s": round(fixed * scale, 2),

@@ -77,5 +77,5 @@ if ((rc != 0 || count == 0 || failed != 0)); then
   echo "SLURM test FAILED (rule logs under $WORK/run/logs, SLURM logs under $WORK/run/logs/slurm)" >&2
   exit 1
 fi
-test -s "$WORK/run/results/figures/$TARGET.pdf"
+test -s "$WORK/run/results/tiny/figures/$TARGET.pdf"
 echo "SLURM test passed: $TARGET built by $count SLURM jobs, all COMPLETED"
