@@ -41,6 +41,7 @@ __all__ = [
 class DatasetSpec:
     name: str
     title: str
+    short: str  # the name figures print, e.g. "avGFP"
     file: str  # raw file name (also its name in the mirror: <mirror>/<name>/<file>)
     sha256: str
     size: int  # bytes of the raw file
@@ -61,6 +62,7 @@ REGISTRY: dict[str, DatasetSpec] = {
     for spec in (
         DatasetSpec(
             name="entacmaea",
+            short="Entacmaea",
             title="Entacmaea quadricolor fluorescent protein (Poelwijk et al. 2019)",
             file="41467_2019_12130_MOESM7_ESM.xlsx",
             sha256="d893d36645d10334b326696e98edbb7222b15bbeb946176482ed83637120904b",
@@ -86,6 +88,7 @@ REGISTRY: dict[str, DatasetSpec] = {
         ),
         DatasetSpec(
             name="sgemm",
+            short="SGEMM",
             title="SGEMM GPU kernel performance (UCI 440)",
             file="sgemm_product_dataset.zip",
             sha256="8d3ee0d82708df11b54debc6a4fbade77c604a047f019fa7940413032eb7b096",
@@ -112,6 +115,7 @@ REGISTRY: dict[str, DatasetSpec] = {
         ),
         DatasetSpec(
             name="gb1",
+            short="GB1",
             title="Protein G domain B1, 4-site landscape (Wu et al. 2016)",
             file="four_mutations_full_data.csv.zip",
             sha256="85692d808dcd3ae54fa2ac31f4e590858d4582369b6c7b05df299b9b6c383bff",
@@ -133,6 +137,7 @@ REGISTRY: dict[str, DatasetSpec] = {
         ),
         DatasetSpec(
             name="avgfp",
+            short="avGFP",
             title="Aequorea victoria GFP local fitness landscape (Sarkisyan et al. 2016)",
             file="amino_acid_genotypes_to_brightness.tsv",
             sha256="5581230b9888f9960708a4769ce1c9b4453561f0b5f0374525445b4a984d54d5",

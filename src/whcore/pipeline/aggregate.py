@@ -14,6 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core.methods import hyperparameter_names
+from .baselines import FAMILIES
+
 __all__ = [
     "HYPERPARAMETERS",
     "divergence_report",
@@ -25,8 +28,11 @@ __all__ = [
     "variant_names",
 ]
 
-# Columns that hold hyperparameters of the network methods and the baselines.
-HYPERPARAMETERS = ("lam", "b", "rho", "m", "d", "repetitions", "alpha", "n_estimators", "max_depth")
+# Columns that hold hyperparameters: every parameter of the registered network methods and
+# baseline families (a parameter missing here would merge different configurations).
+HYPERPARAMETERS = hyperparameter_names() + tuple(
+    dict.fromkeys(p for params in FAMILIES.values() for p in params)
+)
 
 
 def read_runs(paths: Iterable[str | Path], **identity) -> pd.DataFrame:

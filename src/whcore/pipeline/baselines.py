@@ -19,8 +19,22 @@ import pandas as pd
 
 from ..core.rng import derive_seed
 
-__all__ = ["FAMILIES", "grid_points", "make_model", "fit_grid", "run_baselines", "select_best"]
+__all__ = [
+    "FAMILIES",
+    "FAMILY_STYLE",
+    "grid_points",
+    "make_model",
+    "fit_grid",
+    "run_baselines",
+    "select_best",
+]
 
+# Each family's label and colour in the figures (the network methods' live in core.methods).
+FAMILY_STYLE = {
+    "lasso": ("Lasso", "#e7298a"),
+    "rf": ("Random forest", "#66a61e"),
+    "xgboost": ("XGBoost", "#e6ab02"),
+}
 FAMILIES = {
     "lasso": ("alpha",),
     "rf": ("n_estimators", "max_depth"),

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.io import atomic_path
+from .baselines import FAMILIES
 
 __all__ = ["Claim", "evaluate_claims", "write_claims"]
 
@@ -218,7 +219,7 @@ def spectrum_claims(tables) -> list[Claim]:
 def real_claims(tables) -> list[Claim]:
     selected = tables["real_selected"]
     pairs = ["dataset", "train_size", "data_seed", "seed"]
-    nets = selected[~selected["variant"].isin(["lasso", "rf", "xgboost"])]
+    nets = selected[~selected["variant"].isin(list(FAMILIES))]
     out = []
     for rival in ("standard", "ens"):
         pivot = _pivot_pairs(nets, pairs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.ticker import EngFormatter
 
-from .style import COLUMN_WIDTH, PAGE_WIDTH, plt
+from .style import COLUMN_WIDTH, PAGE_WIDTH, dataset_title, plt
 
 __all__ = ["ablation_figure", "plot_ablation"]
 
@@ -18,7 +18,6 @@ _ORDERS = {
     "degree": ("highest degree removed first", "#d95f02", "s"),
 }
 _COLUMNS = {"dataset", "order", "kept", "test_r2", "n_coefficients", "forest_test_r2"}
-_TITLES = {"entacmaea": "Entacmaea", "sgemm": "SGEMM", "gb1": "GB1", "avgfp": "avGFP"}
 
 
 def plot_ablation(table: pd.DataFrame):
@@ -49,9 +48,7 @@ def plot_ablation(table: pd.DataFrame):
         ax.invert_xaxis()  # pruning proceeds to the right
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
         ax.set_xlabel("Fourier coefficients kept")
-        ax.set_title(
-            f"{_TITLES.get(dataset, dataset)}: K = {int(rows['n_coefficients'].iloc[0]):,}"
-        )
+        ax.set_title(f"{dataset_title(dataset)}: K = {int(rows['n_coefficients'].iloc[0]):,}")
     axes[0][0].set_ylabel("test $R^2$")
     axes[0][0].legend(frameon=False, loc="lower left")
     fig.tight_layout()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from ...data.datasets import REGISTRY
+from ..baselines import FAMILIES
 from .style import (
     PAGE_WIDTH,
+    dataset_title,
     legend_below,
     method_color,
     method_label,
@@ -14,8 +17,7 @@ from .style import (
 
 __all__ = ["real_r2", "real_runtime"]
 
-DATASET_TITLES = {"entacmaea": "Entacmaea", "sgemm": "SGEMM", "gb1": "GB1", "avgfp": "avGFP"}
-BASELINES = ("lasso", "rf", "xgboost")
+BASELINES = tuple(FAMILIES)
 
 
 def _order(variants):
@@ -46,13 +48,14 @@ def real_r2(tables: dict, settings: dict, with_times: bool = False):
     """Test R^2 vs train size per dataset (mean, one standard deviation); optionally a second
     row with mean training times on a log axis."""
     summary = tables["real_summary"]
-    datasets = [d for d in DATASET_TITLES if d in set(summary["dataset"])]
+    present = set(summary["dataset"])
+    datasets = [d for d in REGISTRY if d in present] + sorted(present - set(REGISTRY))
     rows = 2 if with_times else 1
     fig, axes = subplots(rows, len(datasets), figsize=(PAGE_WIDTH, 2.0 * rows + 0.6))
     for c, name in enumerate(datasets):
         part = summary[summary["dataset"] == name]
         _panel(axes[0, c], part, "mean", err="std")
-        axes[0, c].set_title(DATASET_TITLES[name])
+        axes[0, c].set_title(dataset_title(name))
         axes[0, c].set_ylabel("test $R^2$" if c == 0 else "")
         if with_times:
             _panel(axes[1, c], part, "train_time", log=True)
@@ -74,6 +77,6 @@ def real_runtime(tables: dict, settings: dict):
     _panel(ax, part, "train_time", log=True)
     ax.set_xlabel("train size")
     ax.set_ylabel("training time (s)")
-    ax.set_title(f"Training time per model on {DATASET_TITLES.get(name, name)}")
+    ax.set_title(f"Training time per model on {dataset_title(name)}")
     ax.legend(ncol=2)
     return fig

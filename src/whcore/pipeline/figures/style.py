@@ -13,12 +13,16 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 from ...core.io import atomic_path
+from ...core.methods import METHOD_INFO
+from ...data.datasets import REGISTRY
+from ..baselines import FAMILY_STYLE
 
 __all__ = [
     "COLUMN_WIDTH",
     "METHOD_LABELS",
     "PAGE_WIDTH",
     "apply_style",
+    "dataset_title",
     "degrees",
     "legend_below",
     "method_color",
@@ -38,25 +42,18 @@ __all__ = [
 COLUMN_WIDTH = 3.3
 PAGE_WIDTH = 6.8
 
-METHOD_LABELS = {
-    "standard": "Standard",
-    "fullwh": "FullWH",
-    "ens": "EN-S",
-    "hashwh": "HashWH",
-    "lasso": "Lasso",
-    "rf": "Random forest",
-    "xgboost": "XGBoost",
+# Labels and colours come from the method and baseline registries (one list of methods).
+METHOD_LABELS = {name: info.label for name, info in METHOD_INFO.items()} | {
+    name: label for name, (label, _) in FAMILY_STYLE.items()
+}
+_PALETTE = {name: info.color for name, info in METHOD_INFO.items()} | {
+    name: color for name, (_, color) in FAMILY_STYLE.items()
 }
 
-_PALETTE = {
-    "standard": "#4d4d4d",
-    "fullwh": "#1b9e77",
-    "ens": "#d95f02",
-    "hashwh": "#7570b3",
-    "lasso": "#e7298a",
-    "rf": "#66a61e",
-    "xgboost": "#e6ab02",
-}
+
+def dataset_title(name: str) -> str:
+    """The short name a figure prints for a dataset (from the dataset registry)."""
+    return REGISTRY[name].short if name in REGISTRY else name
 
 
 def apply_style() -> None:
