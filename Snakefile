@@ -20,6 +20,12 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 
 
+# One executing Snakemake per working directory (a lock of our own: Snakemake removes its lock
+# folder on exit). Dry runs, linting and reports never take it.
+onstart:
+    hold_run_lock()
+
+
 rule all:
     default_target: True
     input:

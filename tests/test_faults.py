@@ -408,27 +408,55 @@ def test_changed_raw_file_is_detected_and_rebuilt_never_mixed(tmp_path, data_mir
     assert read_parquet_metadata(parquet)["source_sha256"] == spec.sha256
 
 
-def test_second_invocation_in_one_directory_is_refused(tmp_path):
-    """While one Snakemake runs a training job, a second one in the same directory asking for
-    the same output is refused with Snakemake's lock message; the first finishes unharmed.
-    (The first run's training process is paused with SIGSTOP while the second one tries, so
-    that the first surely still holds its lock however fast this machine is.)"""
-    config = spectrum_config(tmp_path, {"standard": {}}, epochs=30, patience=30, log_every=1)
+@pytest.mark.parametrize("same_target", [True, False])
+def test_second_invocation_in_one_directory_is_refused(tmp_path, same_target):
+    """While one Snakemake runs a training job, a second one in the same directory is refused,
+    whether it asks for the same output (Snakemake's lock) or for another one (the project's
+    own run lock: Snakemake's would let it run, and remove its lock folder on exit); the first
+    finishes unharmed. (The first run's training process is paused with SIGSTOP while the
+    second one tries, so that the first surely still runs however fast this machine is.)"""
+    methods = {"standard": {}, "fullwh": {"lam": [0.1]}}
+    config = spectrum_config(tmp_path, methods, epochs=30, patience=30, log_every=1)
     work = tmp_path / "work"
     target = run_file("standard", "default")
+    other = target if same_target else run_file("fullwh", "lam0.1")
     log = work / "logs/tiny/runs/spectrum/draw0/standard/default/size30_dseed0.log"
     first, pid = start_and_find_trainer(work, config, log, target, target)
     try:
         os.kill(pid, signal.SIGSTOP)
         try:
-            second = run_snakemake(work, config, target)
+            second = run_snakemake(work, config, other)
         finally:
             os.kill(pid, signal.SIGCONT)
         out, _ = first.communicate(timeout=300)
     finally:
         first.kill()
     assert second.returncode != 0
-    assert "Directory cannot be locked" in second.stdout, second.stdout[-2000:]
+    refusal = "Directory cannot be locked" if same_target else "another Snakemake is running here"
+    assert refusal in second.stdout, second.stdout[-2000:]
+    assert not (work / other).exists() or same_target
     assert first.returncode == 0, out[-3000:]
     records = pd.read_parquet(work / target)
     assert records["epoch"].max() == 30 and (records["status"] == "ok").all()
+
+
+def test_training_job_dies_with_its_snakemake(tmp_path):
+    """Snakemake itself is SIGKILLed mid-training: its training job stops within seconds
+    instead of running on as an orphan (which would later write a result nobody planned)."""
+    config = spectrum_config(tmp_path, {"standard": {}}, epochs=5000, patience=5000, log_every=1)
+    work = tmp_path / "work"
+    target = run_file("standard", "default")
+    log = work / "logs/tiny/runs/spectrum/draw0/standard/default/size30_dseed0.log"
+    first, pid = start_and_find_trainer(work, config, log, target, target)
+    first.kill()  # SIGKILL: no cleanup by Snakemake
+    first.wait()
+    gone = lambda: not Path(f"/proc/{pid}").exists() or "Z" in _state(pid)  # noqa: E731
+    wait_for(gone, 30, f"the orphaned trainer {pid} to stop")
+    assert not (work / target).exists() and leftovers(work / target) == []
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return "gone"

@@ -65,7 +65,7 @@ def test_degrees():
     assert degree(torch.tensor([0, 255, 1 << 40])).tolist() == [0, 8, 1]
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.gpu
 def test_cuda_matches_cpu():
     x = torch.randn(4, 1024, dtype=torch.float64)
     assert torch.allclose(fwht(x.cuda()).cpu(), fwht(x), atol=1e-9)
@@ -85,7 +85,7 @@ def test_float32_kronecker_path_matches_butterflies(m):
     )
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.gpu
 def test_cuda_float32_matches_cpu():
     x = torch.randn(4, 2**12)
     y = fwht(x.cuda().requires_grad_(True))

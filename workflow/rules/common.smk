@@ -14,6 +14,7 @@ from whcore.pipeline.contract import (
     validate_config,
 )
 from whcore.pipeline.figures.registry import FIGURES
+from whcore.pipeline.guards import hold_run_lock
 
 validate_config(
     config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
@@ -27,7 +28,7 @@ DATASETS = "|".join(REGISTRY)
 
 # Settings that never change a result reach the jobs through the environment, never as rule
 # params (a param change would replan every job downstream).
-os.environ.update(job_environment(config))
+os.environ.update(job_environment(config, os.getpid()))
 GPU = 1 if config["device"] == "cuda" else 0
 
 

@@ -46,10 +46,15 @@ def read_spec(text: str) -> dict:
 
 
 def _outputs(spec: dict, *names: str) -> list[str]:
+    """The spec's output paths ``names``, their folders checked writable before any work."""
+    from .guards import check_writable
+
     try:
-        return [spec["outputs"][name] for name in names]
+        paths = [spec["outputs"][name] for name in names]
     except (KeyError, TypeError):
         raise ValueError(f"--spec: field outputs must name {', '.join(names)}") from None
+    check_writable(*paths)
+    return paths
 
 
 def _add_spec(p) -> None:
@@ -65,22 +70,28 @@ def _add_threads(p) -> None:
 
 def _cmd_train(args) -> None:
     from ..core.io import write_parquet
+    from .guards import die_with, parent_from_environment, refuse_superseded
     from .jobs import run_job
     from .spec import validate_spec
 
     spec = validate_spec(read_spec(args.spec), "--spec")
+    outputs = spec["outputs"]
+    if "spectra" in outputs and not spec["spectrum"]:
+        raise ValueError("--spec: outputs.spectra needs spectrum: true")
+    _outputs(spec, *outputs)
+    die_with(parent_from_environment(), log=lambda msg: print(msg, flush=True))
     if args.threads > 0:
         import torch
 
         torch.set_num_threads(args.threads)
-    outputs = spec["outputs"]
-    if "spectra" in outputs and not spec["spectrum"]:
-        raise ValueError("--spec: outputs.spectra needs spectrum: true")
+    started = time.time()
     start = time.perf_counter()
     records, spectra = run_job(
         spec, args.device, args.log_every, log=lambda msg: print(msg, flush=True)
     )
     meta = {"spec": spec, "wall_time": time.perf_counter() - start}
+    for path in outputs.values():
+        refuse_superseded(path, spec, started)
     if spectra is not None and "spectra" in outputs:
         write_parquet(spectra, outputs["spectra"], meta)
     write_parquet(records, outputs["records"], meta)
@@ -399,7 +410,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, OSError, RuntimeError) as err:
         print(f"whcore {args.command}: error: {err}", file=sys.stderr)
         return 2
     return 0

@@ -371,10 +371,17 @@ class Contract:
             self.jobs[path] = Job("entacmaea_energy", spec, (Layout.data("entacmaea"),))
 
 
-def job_environment(config: dict) -> dict[str, str]:
+def job_environment(config: dict, snakemake_pid: int) -> dict[str, str]:
     """What the jobs of ``config`` read from the environment: settings that never change a
-    result (device, progress-log frequency, the data mirror) and so are no part of any spec."""
-    env = {"WHCORE_DEVICE": config["device"], "WHCORE_LOG_EVERY": str(config["log_every"])}
+    result (device, progress-log frequency, the data mirror) and so are no part of any spec,
+    and the Snakemake process a training job stops with (``guards.die_with``)."""
+    from .guards import PARENT_ENV
+
+    env = {
+        "WHCORE_DEVICE": config["device"],
+        "WHCORE_LOG_EVERY": str(config["log_every"]),
+        PARENT_ENV: str(snakemake_pid),
+    }
     if config["data_mirror"]:
         env["WHCORE_DATA_MIRROR"] = config["data_mirror"]
     return env
@@ -424,6 +431,22 @@ def validate_config(config: dict, schema_path: str) -> None:
     check_config(config)
 
 
+_GRIDS = ("lam", "rho", "alpha")  # the grids of the schema's nonneg_values
+
+
+def _check_finite(value, key: str) -> None:
+    """Refuse NaN and infinity anywhere (YAML's .nan and .inf pass every schema bound)."""
+    if isinstance(value, dict):
+        for sub, item in value.items():
+            _check_finite(item, f"{key}.{sub}" if key else str(sub))
+    elif isinstance(value, list):
+        for item in value:
+            _check_finite(item, key)
+    elif isinstance(value, float) and not math.isfinite(value):
+        allowed = "finite values >= 0" if key.rsplit(".", 1)[-1] in _GRIDS else "a finite number"
+        raise ConfigError(f"config key {key}: {value} is not a finite number; use {allowed}")
+
+
 def _check_methods(methods: dict, n: int, where: str) -> None:
     for method, grid in methods.items():
         for key in ("b", "m"):
@@ -440,15 +463,68 @@ def _check_methods(methods: dict, n: int, where: str) -> None:
             )
 
 
+def _check_degree(max_degree: int, n: int, where: str) -> None:
+    if max_degree > n:
+        raise ConfigError(f"config key {where}.max_degree: {max_degree} > n = {n}; use 1..{n}")
+
+
+def _check_sparsity(syn: dict, n: int) -> None:
+    """k distinct frequencies must exist among the degrees 1..max_degree in n variables."""
+    available = sum(math.comb(n, d) for d in range(1, syn["max_degree"] + 1))
+    if syn["k"] > available:
+        raise ConfigError(
+            f"config key synthetic.k: {syn['k']} > {available} frequencies of degree "
+            f"1..{syn['max_degree']} in n = {n} variables; use k <= {available}"
+        )
+
+
+def _check_factors(syn: dict) -> None:
+    """Validation and test sets must be non-empty for the smallest train size."""
+    size = min(syn["cs"]) * syn["samples_per_c"] * min(syn["ns"])
+    for key in ("val_factor", "test_factor"):
+        if int(syn[key] * size) == 0:
+            raise ConfigError(
+                f"config key synthetic.{key}: {syn[key]} x the smallest train size {size} "
+                f"leaves an empty set; use {key} >= 1/{size}"
+            )
+
+
+def _check_pool(syn: dict, n: int) -> None:
+    """Train, validation and test points are distinct inputs: they must fit in 2^n."""
+    size = max(syn["cs"]) * syn["samples_per_c"] * n
+    pool = size + int(syn["val_factor"] * size) + int(syn["test_factor"] * size)
+    if pool > 2**n:
+        raise ConfigError(
+            f"config key synthetic.cs: c = {max(syn['cs'])} at n = {n} needs {pool} distinct "
+            f"inputs (train + validation + test) but only 2^n = {2**n} exist; use smaller c "
+            "or samples_per_c, or larger n"
+        )
+
+
+def _check_rows(key: str, name: str, train: int, others: dict) -> None:
+    """``train`` plus the ``others`` parts ({label: count or 'rest'}) must fit in the rows of
+    dataset ``name``; a 'rest' part needs at least one row."""
+    from ..data.datasets import REGISTRY
+
+    rows = REGISTRY[name].rows
+    need = sum(1 if size == "rest" else size for size in others.values())
+    if train + need > rows:
+        terms = "".join(f" + {label} {size}" for label, size in others.items())
+        raise ConfigError(
+            f"config key {key}: {train}{terms} > {rows} rows of {name}; use "
+            f"{key.rsplit('.', 1)[-1]} <= {rows - need} or smaller {'/'.join(others)} sizes"
+        )
+
+
 def check_config(config: dict) -> None:
     """Cross-field checks the schema cannot express; messages name the key and the fix."""
     from ..data.datasets import REGISTRY
 
+    _check_finite(config, "")
     spec = config["spectrum"]
     if spec["enabled"]:
         _check_methods(spec["methods"], spec["n"], "spectrum")
-        if spec["max_degree"] > spec["n"]:
-            raise ConfigError(f"config key spectrum.max_degree: {spec['max_degree']} > n")
+        _check_degree(spec["max_degree"], spec["n"], "spectrum")
         if spec["figure_train_size"] not in spec["train_sizes"]:
             raise ConfigError(
                 "config key spectrum.figure_train_size: "
@@ -456,15 +532,20 @@ def check_config(config: dict) -> None:
             )
         if spec["figure_draw"] >= spec["draws"]:
             raise ConfigError("config key spectrum.figure_draw: must be < spectrum.draws")
-        if max(spec["train_sizes"]) >= 2 ** spec["n"]:
+        if max(spec["train_sizes"]) > 2 ** spec["n"] - 2:
             raise ConfigError(
-                "config key spectrum.train_sizes: leave points for validation "
-                f"(sizes must be < 2^n = {2 ** spec['n']})"
+                f"config key spectrum.train_sizes: {max(spec['train_sizes'])} leaves fewer than "
+                f"2 of the 2^n = {2 ** spec['n']} points for validation; use sizes <= "
+                f"{2 ** spec['n'] - 2}"
             )
     syn = config["synthetic"]
     if syn["enabled"]:
         for n in syn["ns"]:
             _check_methods(syn["methods"], n, "synthetic")
+            _check_degree(syn["max_degree"], n, "synthetic")
+            _check_sparsity(syn, n)
+            _check_pool(syn, n)
+        _check_factors(syn)
         runtime = syn["runtime_figure"]
         if runtime["n"] not in syn["ns"] or runtime["c"] not in syn["cs"]:
             raise ConfigError(
@@ -476,8 +557,15 @@ def check_config(config: dict) -> None:
         for name in real["datasets"]:
             ds = dataset_settings(config, name)
             _check_methods(ds["methods"], REGISTRY[name].n, f"real.datasets.{name}")
+            others = {"val": ds["val_size"], "test": ds["test_size"]}
+            _check_rows(f"real.datasets.{name}.train_sizes", name, max(ds["train_sizes"]), others)
         if real["runtime_dataset"] not in real["datasets"]:
             raise ConfigError(
                 "config key real.runtime_dataset: "
                 f"{real['runtime_dataset']!r} is not one of real.datasets"
             )
+    ablation = config["ablation"]
+    if ablation["enabled"]:
+        for name, forest in ablation.get("datasets", {}).items():
+            key = f"ablation.datasets.{name}.train_size"
+            _check_rows(key, name, forest["train_size"], {"test": forest["test_size"]})

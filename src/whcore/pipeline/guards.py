@@ -1,0 +1,127 @@
+"""Protection of a run's outputs that does not depend on Snakemake's own lock folder.
+
+- ``hold_run_lock``: one executing Snakemake per working directory. An exclusive ``flock`` on a
+  file of our own, held for the life of the process and released by the kernel however it
+  ends (Snakemake deletes ``.snakemake/locks`` on exit, so its lock cannot be relied on).
+- ``die_with``: a job whose Snakemake died (SIGKILL) stops instead of running on as an orphan.
+- ``refuse_superseded``: a job never renames its result over one that another job wrote for a
+  different spec after this job started.
+- ``check_writable``: output folders are checked before hours of training, not after.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import threading
+import time
+from pathlib import Path
+
+__all__ = [
+    "RunLockedError",
+    "check_writable",
+    "die_with",
+    "hold_run_lock",
+    "refuse_superseded",
+]
+
+LOCK_FILE = ".whcore/run.lock"
+PARENT_ENV = "WHCORE_SNAKEMAKE_PID"
+_held: list = []  # open lock files: closing one would release its lock
+
+
+class RunLockedError(RuntimeError):
+    """Another executing Snakemake holds this working directory."""
+
+
+def hold_run_lock(workdir: str | Path = ".") -> Path:
+    """Take the working directory's run lock for the rest of this process, or raise
+    ``RunLockedError`` naming the process that holds it."""
+    path = Path(workdir) / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        if err.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        handle.seek(0)
+        holder = handle.read().strip() or "another process"
+        handle.close()
+        raise RunLockedError(
+            f"{path.resolve().parent.parent}: another Snakemake is running here ({holder}); "
+            "wait for it to finish, or run this configuration in another directory (-d)"
+        ) from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"pid {os.getpid()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+    handle.flush()
+    _held.append(handle)
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def die_with(pid: int | None, interval: float = 1.0, log=print) -> threading.Thread | None:
+    """Exit this process (status 3, no output written) soon after process ``pid`` is gone.
+    ``None`` or a pid that is already gone at the start (a stale value) watches nothing."""
+    if not pid or not _alive(pid):
+        return None
+
+    def watch():
+        while _alive(pid):
+            time.sleep(interval)
+        log(f"the Snakemake process {pid} that started this job is gone: stopping")
+        os._exit(3)
+
+    thread = threading.Thread(target=watch, name="die-with-parent", daemon=True)
+    thread.start()
+    return thread
+
+
+def parent_from_environment() -> int | None:
+    value = os.environ.get(PARENT_ENV, "")
+    return int(value) if value.isdigit() else None
+
+
+def refuse_superseded(path: str | Path, spec: dict, started: float) -> None:
+    """Raise if ``path`` was written after ``started`` (a wall-clock time) for another spec."""
+    from ..core.io import read_parquet_metadata
+
+    path = Path(path)
+    if not path.exists() or path.stat().st_mtime < started:
+        return
+    try:
+        theirs = read_parquet_metadata(path).get("spec")
+    except Exception:  # unreadable: not ours to judge, and not ours to replace
+        theirs = None
+    if theirs != spec:
+        raise RuntimeError(
+            f"{path}: written by another job for a different spec while this one ran; "
+            "keeping it and discarding this result (an orphan of an earlier run?)"
+        )
+
+
+def check_writable(*paths: str | Path) -> None:
+    """Create the folders of ``paths`` and check a file can be written there; raise a
+    ``PermissionError`` naming the folder otherwise."""
+    for folder in {Path(p).parent for p in paths}:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / f".whcore-write-test-{os.getpid()}"
+            probe.touch()
+            probe.unlink()
+        except OSError as err:
+            raise PermissionError(
+                f"{folder}: cannot write outputs here ({err.strerror}); fix the folder's "
+                "permissions or run in a writable directory"
+            ) from None

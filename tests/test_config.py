@@ -1,0 +1,90 @@
+"""Bad configuration values are refused at start, in one line naming the key (no Snakemake run)."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from whcore.pipeline.contract import ConfigError, validate_config
+
+ROOT = Path(__file__).parents[1]
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+TINY = ROOT / "tests/workflow/tiny.yaml"
+
+
+def load(path: Path = TINY) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def changed(key: str, value: str) -> dict:
+    """tiny.yaml with the dotted ``key`` set to ``value``, written as YAML (.nan, .inf)."""
+    config = load()
+    *parents, last = key.split(".")
+    section = config
+    for part in parents:
+        section = section[part]
+    section[last] = yaml.safe_load(value)
+    return config
+
+
+def validate(config: dict) -> None:
+    validate_config(config, str(SCHEMA))
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        # negative, NaN or infinite regularization strengths
+        ("spectrum.methods.fullwh.lam", "[-0.1]"),
+        ("real.methods.ens.rho", "[0.1, -1]"),
+        ("synthetic.methods.hashwh.lam", "[.nan]"),
+        ("spectrum.methods.ens.rho", "[.inf]"),
+        ("real.baselines.lasso.alpha", "[0.01, .nan]"),
+        # empty synthetic validation or test set for the smallest train size (1 * 5 * 8 = 40)
+        ("synthetic.val_factor", "0.02"),
+        ("synthetic.test_factor", "0.02"),
+        # fewer than 2 of the 2^6 = 64 points left for validation
+        ("spectrum.train_sizes", "[30, 63]"),
+        # more rows than the dataset has (Entacmaea: 8192)
+        ("real.datasets.entacmaea.train_sizes", "[40, 8000]"),
+        ("real.datasets.entacmaea", "{train_sizes: [8191], val_size: rest, test_size: rest}"),
+        ("ablation.datasets.entacmaea.train_size", "8000"),
+        # impossible targets: 8 + 28 + 56 = 92 frequencies of degree 1..3 in 8 variables
+        ("synthetic.k", "93"),
+        ("synthetic.max_degree", "9"),
+        ("spectrum.max_degree", "7"),
+        # more distinct inputs than 2^n: c = 9 at n = 8 needs 3 x 360 > 256
+        ("synthetic.cs", "[1, 9]"),
+        # grid values equal as numbers
+        ("spectrum.methods.fullwh.lam", "[0.01, 0.010]"),
+        ("synthetic.methods.ens.rho", "[0.1, 1.0e-1]"),
+        ("real.methods.hashwh.b", "[4, 4.0]"),
+    ],
+)
+def test_bad_value_is_refused_naming_the_key(key, value):
+    with pytest.raises(ConfigError) as err:
+        validate(changed(key, value))
+    message = str(err.value)
+    assert message.startswith(f"config key {key}") and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("spectrum.methods.fullwh.lam", "[0]"),
+        ("spectrum.train_sizes", "[30, 62]"),
+        ("real.datasets.entacmaea", "{train_sizes: [8190], val_size: rest, test_size: rest}"),
+        ("real.datasets.entacmaea.train_sizes", "[7192]"),
+        ("synthetic.k", "92"),
+        ("synthetic.val_factor", "0.025"),
+    ],
+)
+def test_edge_values_are_accepted(key, value):
+    validate(changed(key, value))
+
+
+@pytest.mark.parametrize(
+    "path", ["tests/workflow/tiny.yaml", "config/quick.yaml", "config/config.yaml"]
+)
+def test_shipped_configs_validate(path):
+    validate(load(ROOT / path))

@@ -1,0 +1,71 @@
+"""Run lock, orphan watchdog, superseded outputs and writable folders (whcore.pipeline.guards)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from whcore.core.io import write_parquet
+from whcore.pipeline import guards
+
+
+def test_run_lock_refuses_a_second_process_and_frees_on_death(tmp_path):
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from whcore.pipeline.guards import hold_run_lock; "
+         f"hold_run_lock({str(tmp_path)!r}); print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(guards.RunLockedError, match=f"pid {holder.pid}"):
+            guards.hold_run_lock(tmp_path)
+    finally:
+        holder.kill()  # SIGKILL: the kernel releases the lock, no stale lock file blocks
+        holder.wait()
+    assert guards.hold_run_lock(tmp_path) == tmp_path / guards.LOCK_FILE
+
+
+def test_die_with_stops_the_job_when_its_parent_is_gone(tmp_path):
+    parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    child = subprocess.Popen(
+        [sys.executable, "-c",
+         "import time; from whcore.pipeline.guards import die_with; "
+         f"die_with({parent.pid}, interval=0.05); time.sleep(60)"],
+    )  # fmt: skip
+    time.sleep(0.5)
+    assert child.poll() is None  # the parent lives: the job runs on
+    parent.kill()
+    parent.wait()
+    assert child.wait(timeout=10) == 3
+
+
+def test_die_with_watches_nothing_without_a_live_parent():
+    assert guards.die_with(None) is None
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    assert guards.die_with(dead.pid) is None
+
+
+def test_a_result_written_for_another_spec_meanwhile_is_never_replaced(tmp_path):
+    path = tmp_path / "runs.parquet"
+    started = time.time()
+    write_parquet(pd.DataFrame({"x": [1]}), path, {"spec": {"training": {"epochs": 50}}})
+    with pytest.raises(RuntimeError, match="different spec"):
+        guards.refuse_superseded(path, {"training": {"epochs": 6001}}, started)
+    guards.refuse_superseded(path, {"training": {"epochs": 50}}, started)  # the same job: fine
+    guards.refuse_superseded(path, {"training": {"epochs": 6001}}, time.time() + 5)  # older
+
+
+def test_unwritable_output_folder_is_named_before_any_work(tmp_path):
+    blocker = tmp_path / "results"
+    blocker.write_text("a file where a folder should be")
+    with pytest.raises(PermissionError, match=f"{blocker / 'runs'}: cannot write outputs"):
+        guards.check_writable(blocker / "runs" / "r.parquet")
+    guards.check_writable(tmp_path / "ok" / "r.parquet")
+    assert os.listdir(tmp_path / "ok") == []
