@@ -3,6 +3,7 @@ and the problem, leaving no Parquet behind) for every kind of broken input."""
 
 from __future__ import annotations
 
+import re
 import zipfile
 
 import numpy as np
@@ -24,8 +25,9 @@ pytestmark = pytest.mark.usefixtures("no_network")
 WILD, MUTANT = "DVL", "NAM"  # 3 sites: D1N, V2A, L3M
 
 
-def entacmaea_xlsx(path, header=None, genotypes=None):
+def entacmaea_xlsx(path, header=None, genotypes=None, targets=None):
     genotypes = genotypes or [format(t, "03b") for t in range(8)]
+    targets = targets or [0.5 + t for t in range(len(genotypes))]
     book = openpyxl.Workbook()
     sheet = book.active
     sheet.title = "genodata"
@@ -34,7 +36,7 @@ def entacmaea_xlsx(path, header=None, genotypes=None):
         sheet.append([c or None for c in row])
     for t, g in enumerate(genotypes):
         seq = "".join(MUTANT[i] if b == "1" else WILD[i] for i, b in enumerate(g))
-        sheet.append([f"'{g}'", seq, 1, 1, 1, None, 0.1, 0.2, None, 0.5 + t])
+        sheet.append([f"'{g}'", seq, 1, 1, 1, None, 0.1, 0.2, None, targets[t]])
     book.save(path)
     return path
 
@@ -199,11 +201,6 @@ def test_gb1_non_canonical_letter(tmp_path):
     assert_clear_failure("gb1", raw, tmp_path / "g.parquet", r"variant 'VDGB' \(row 3\)")
 
 
-def test_gb1_missing_fitness_value(tmp_path):
-    raw = gb1_zip(tmp_path / "g.csv.zip", [["VDGV", 0, 9, 9, 1.0], ["ADGV", 1, 1, 1, None]])
-    assert_clear_failure("gb1", raw, tmp_path / "g.parquet", r"target is missing in 1 rows")
-
-
 def test_sgemm_zip_without_the_csv(tmp_path):
     raw = sgemm_zip(tmp_path / "s.zip", sgemm_frame(), member="other.csv")
     assert_clear_failure("sgemm", raw, tmp_path / "s.parquet", "cannot read sgemm_product.csv")
@@ -219,6 +216,54 @@ def test_sgemm_renamed_column(tmp_path):
     frame = sgemm_frame().rename(columns={"SB": "sb"})
     raw = sgemm_zip(tmp_path / "s.zip", frame)
     assert_clear_failure("sgemm", raw, tmp_path / "s.parquet", "unexpected columns")
+
+
+# --- targets that are not finite numbers: the error names the raw row as the user sees it ---------
+
+# (cell as written in the raw file, how the error shows it)
+bad_targets = pytest.mark.parametrize(
+    ("cell", "shown"),
+    [("NaN", "'NaN'"), ("inf", "'inf'"), ("", "empty"), ("n/a", "'n/a'")],
+    ids=["nan", "inf", "empty", "n/a"],
+)
+
+
+def assert_bad_target(name, raw, where, shown):
+    problem = f"{where} is {shown}, not a finite number. Fix: write a finite number there"
+    assert_clear_failure(name, raw, raw.with_suffix(".parquet"), re.escape(problem))
+
+
+@bad_targets
+def test_entacmaea_bad_brightness_names_excel_row(tmp_path, cell, shown):
+    targets = [0.5 + t for t in range(8)]
+    targets[7] = cell or None  # the last genotype: Excel row 10, below the two header rows
+    raw = entacmaea_xlsx(tmp_path / "e.xlsx", targets=targets)
+    where = "sheet 'genodata', Excel row 10, column J (combined brightness)"
+    assert_bad_target("entacmaea", raw, where, shown)
+
+
+@bad_targets
+def test_sgemm_bad_run_time_names_member_line(tmp_path, cell, shown):
+    frame = sgemm_frame().astype({"Run3 (ms)": object})
+    frame.loc[2, "Run3 (ms)"] = cell  # the third data row: line 4 of the CSV
+    raw = sgemm_zip(tmp_path / "s.zip", frame)
+    where = "sgemm_product.csv (in the zip), line 4, column 'Run3 (ms)'"
+    assert_bad_target("sgemm", raw, where, shown)
+
+
+@bad_targets
+def test_gb1_bad_fitness_names_member_line(tmp_path, cell, shown):
+    rows = [["VDGV", 0, 9, 9, 1.0], ["ADGV", 1, 1, 1, 0.5], ["CDGV", 1, 1, 1, cell]]
+    raw = gb1_zip(tmp_path / "g.csv.zip", rows)
+    assert_bad_target("gb1", raw, "g.csv (in the zip), line 4, column 'Fitness'", shown)
+
+
+@bad_targets
+def test_avgfp_bad_brightness_names_raw_line_before_merging(tmp_path, cell, shown):
+    # SA5C merges with SA5D into one genotype: the old code averaged the bad value away.
+    lines = [("", 3.0), ("SA5D", 1.0), ("SK2R", 2.0), ("SA5C", cell)]
+    raw = avgfp_tsv(tmp_path / "a.tsv", lines)
+    assert_bad_target("avgfp", raw, "line 5, column 'medianBrightness'", shown)
 
 
 # --- through the command line --------------------------------------------------------------------

@@ -34,15 +34,32 @@ def _fail(
     return RawFormatError(f"{path}: {problem}. Fix: {fix}")
 
 
-def _frame(x: np.ndarray, names: list[str], y, path) -> pd.DataFrame:
-    """Feature columns (uint8) then ``y`` (float64), checking that no target is missing."""
-    y = np.asarray(y, dtype=np.float64)
-    if np.isnan(y).any():
-        rows = np.flatnonzero(np.isnan(y))[:5].tolist()
-        raise _fail(path, f"the target is missing in {np.isnan(y).sum()} rows (first: {rows})")
+def _frame(x: np.ndarray, names: list[str], y) -> pd.DataFrame:
+    """Feature columns (uint8) then ``y`` (float64)."""
     frame = pd.DataFrame(x.astype(np.uint8, copy=False), columns=names)
-    frame["y"] = y
+    frame["y"] = np.asarray(y, dtype=np.float64)
     return frame
+
+
+def _finite(path, cells: pd.Series, first_row: int, where: str) -> np.ndarray:
+    """The target ``cells`` as float64; a RawFormatError at the first that is NaN, infinite,
+    empty or not a number.
+
+    ``cells`` is one column of consecutive raw rows, the first of them row ``first_row`` of the
+    file as the user numbers it; ``where`` places a row number in the file ("line {}, ...")."""
+    numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(numbers)
+    if not bad.any():
+        return numbers
+    index = int(np.argmax(bad))
+    value = cells.iloc[index]
+    shown = "empty" if pd.isna(value) or str(value).strip() == "" else repr(str(value))
+    raise _fail(
+        path,
+        f"{where.format(first_row + index)} is {shown}, not a finite number",
+        fix="write a finite number there or delete that row, or use the file pinned in "
+        "whcore.datasets (`whcore download <dataset>`)",
+    )
 
 
 def _check_columns(path, found, expected, what: str) -> None:
@@ -78,7 +95,12 @@ ENTACMAEA_HEADER = [
 def _read_entacmaea(path) -> pd.DataFrame:
     try:
         return pd.read_excel(
-            path, sheet_name="genodata", header=None, dtype=object, engine="openpyxl"
+            path,
+            sheet_name="genodata",
+            header=None,
+            dtype=object,
+            keep_default_na=False,
+            engine="openpyxl",
         )
     except (zipfile.BadZipFile, ValueError, KeyError, OSError) as err:
         raise _fail(
@@ -134,7 +156,8 @@ def parse_entacmaea(path: str | Path) -> pd.DataFrame:
         raise _fail(path, f"genotype {genotypes[genotypes.duplicated()].iloc[0]!r} occurs twice")
     bits = _chars(genotypes, n) - ord("0")
     names = _mutation_names(path, bits, data[1].astype(str))
-    return _frame(bits, names, pd.to_numeric(data[9], errors="coerce"), path)
+    y = _finite(path, data[9], 3, "sheet 'genodata', Excel row {}, column J (combined brightness)")
+    return _frame(bits, names, y)
 
 
 # --- SGEMM (UCI 440) -----------------------------------------------------------------------------
@@ -163,24 +186,36 @@ def parse_sgemm(path: str | Path) -> pd.DataFrame:
     """One-hot of the 14 kernel parameters (values ascending) -> 40 features; y = mean run time."""
     try:
         with zipfile.ZipFile(path) as archive, archive.open(SGEMM_MEMBER) as member:
-            table = pd.read_csv(member)
+            table = pd.read_csv(member, keep_default_na=False, skip_blank_lines=False)
     except (zipfile.BadZipFile, KeyError, OSError, pd.errors.ParserError, ValueError) as err:
         raise _fail(
             path, f"cannot read {SGEMM_MEMBER} from this zip ({type(err).__name__}: {err})"
         ) from err
     _check_columns(path, table.columns, SGEMM_PARAMETERS + SGEMM_RUNS, "columns in " + SGEMM_MEMBER)
+    where = SGEMM_MEMBER + " (in the zip), line {}, column "
+    runs = pd.DataFrame(
+        {run: _finite(path, table[run], 2, where + repr(run)) for run in SGEMM_RUNS}
+    )
     blocks, names = [], []
     for parameter in SGEMM_PARAMETERS:
         values = np.sort(table[parameter].unique())  # the category order of sklearn's OneHotEncoder
         blocks.append(table[parameter].to_numpy()[:, None] == values[None, :])
         names += [f"{parameter}={v}" for v in values]
-    return _frame(np.hstack(blocks), names, table[SGEMM_RUNS].mean(axis=1), path)
+    return _frame(np.hstack(blocks), names, runs.mean(axis=1))
 
 
 # --- GB1 (Wu et al. 2016, via FLIP) --------------------------------------------------------------
 
 GB1_SITES = (39, 40, 41, 54)
 GB1_COLUMNS = ["Variants", "HD", "Count input", "Count selected", "Fitness"]  # the supplement's
+
+
+def _csv_lines(path) -> str:
+    """Where a CSV line number points: into the zip's CSV for a .zip (as pandas reads it)."""
+    if Path(path).suffix != ".zip":
+        return "line {}"
+    with zipfile.ZipFile(path) as archive:
+        return archive.namelist()[0] + " (in the zip), line {}"
 
 
 def parse_gb1(path: str | Path) -> pd.DataFrame:
@@ -192,7 +227,13 @@ def parse_gb1(path: str | Path) -> pd.DataFrame:
             raise _fail(
                 path, f"the supplement columns {missing} are missing (found {list(header)[:8]}...)"
             )
-        table = pd.read_csv(path, usecols=GB1_COLUMNS, dtype={"Variants": str})
+        table = pd.read_csv(
+            path,
+            usecols=GB1_COLUMNS,
+            dtype={"Variants": str},
+            keep_default_na=False,
+            skip_blank_lines=False,
+        )
     except (
         zipfile.BadZipFile,
         OSError,
@@ -218,7 +259,8 @@ def parse_gb1(path: str | Path) -> pd.DataFrame:
     x = np.zeros((len(table), len(GB1_SITES) * len(AMINO_ACIDS)), dtype=np.uint8)
     x[np.arange(len(table))[:, None], columns] = 1
     names = [f"site{s}={a}" for s in GB1_SITES for a in AMINO_ACIDS]
-    return _frame(x, names, pd.to_numeric(table["Fitness"], errors="coerce"), path)
+    y = _finite(path, table["Fitness"], 2, _csv_lines(path) + ", column 'Fitness'")
+    return _frame(x, names, y)
 
 
 # --- avGFP (Sarkisyan et al. 2016) ---------------------------------------------------------------
@@ -254,16 +296,21 @@ def parse_avgfp(path: str | Path) -> pd.DataFrame:
     wild type first, as the authors' groupby did)."""
     try:
         table = pd.read_csv(
-            path, sep="\t", keep_default_na=False, dtype={"aaMutations": str, "std": str}
+            path,
+            sep="\t",
+            keep_default_na=False,
+            skip_blank_lines=False,
+            dtype={"aaMutations": str, "std": str},
         )
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
         raise _fail(path, f"cannot read it as a TSV ({type(err).__name__}: {err})") from err
     _check_columns(path, table.columns, AVGFP_COLUMNS, "TSV header")
+    # Raw rows are checked before genotypes are merged, so errors name lines of the file.
+    table["y"] = _finite(path, table["medianBrightness"], 2, "line {}, column 'medianBrightness'")
     table["sites"] = _mutated_sites(path, table["aaMutations"])
-    brightness = pd.to_numeric(table["medianBrightness"], errors="coerce")
-    merged = brightness.groupby(table["sites"], sort=True).mean()
+    merged = table.groupby("sites", sort=True)["y"].mean()
     width = max((max(s) for s in merged.index if s), default=-1) + 1
     x = np.zeros((len(merged), width), dtype=np.uint8)
     for row, sites in enumerate(merged.index):
         x[row, list(sites)] = 1
-    return _frame(x, [f"site{k}" for k in range(width)], merged.to_numpy(), path)
+    return _frame(x, [f"site{k}" for k in range(width)], merged.to_numpy())
