@@ -10,6 +10,19 @@ from types import SimpleNamespace
 
 import pytest
 
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` run where CUDA is present (`pytest -m gpu` runs only them)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA (marked gpu)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
 # --- real datasets (whcore.data.datasets) -------------------------------------------------------------
 
 _LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost"}

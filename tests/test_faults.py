@@ -113,7 +113,7 @@ def whcore_train_pids(workdir: Path, out: str) -> list[int]:
         if (
             any(Path(a).name == "whcore" for a in args[:2])
             and "train" in args
-            and out in args
+            and any(out in a for a in args)  # the output path is in the spec
             and Path(cwd) == workdir
         ):
             pids.append(int(proc.name))
