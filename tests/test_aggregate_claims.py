@@ -92,6 +92,7 @@ def pairs_table(diffs_by_cell):
                         "data_seed": 0,
                         "seed": seed,
                         "variant": variant,
+                        "method": variant,
                         "test_r2": value,
                         "val_r2": value,
                         "diverged": False,

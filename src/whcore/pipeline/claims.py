@@ -73,9 +73,15 @@ def _pivot_pairs(selected, pair_keys, value="test_r2"):
 
 def _best_hashwh(selected, pair_keys, value="test_r2"):
     """Per pair, HashWH with the hash size that validates best (b treated as hyperparameter)."""
-    hashed = selected[selected["variant"].str.startswith("hashwh") & ~selected["diverged"]]
+    hashed = selected[(selected["method"] == "hashwh") & ~selected["diverged"]]
     best = hashed.loc[hashed.groupby(pair_keys)["val_r2"].idxmax()]
     return best.set_index(pair_keys)[value]
+
+
+def _hashwh_variants_by_b(table) -> list[str]:
+    """The HashWH curves of a table (split by hash size), by increasing b (typed columns)."""
+    hashed = table.loc[table["method"] == "hashwh", ["variant", "b"]].drop_duplicates("variant")
+    return hashed.sort_values("b")["variant"].tolist()
 
 
 def _beats(selected, pair_keys, cell, rival, claim_id, statement, source):
@@ -129,7 +135,7 @@ def _speedup_claim(selected) -> Claim:
             "no EN-S runs",
         )
     rows = []
-    for variant in sorted(v for v in time.columns if v.startswith("hashwh")):
+    for variant in [v for v in _hashwh_variants_by_b(selected) if v in time]:
         log_ratio = np.log10(time["ens"] / time[variant]).dropna()
         spread = log_ratio.std() if len(log_ratio) > 1 else np.inf
         mean, sem = log_ratio.mean(), spread / np.sqrt(max(len(log_ratio), 1))
@@ -159,32 +165,30 @@ def spectrum_claims(tables) -> list[Claim]:
     keys = ["dataset", "variant", "train_size", "data_seed", "seed"]
     at_best = epochs.merge(selected[keys + ["best_epoch"]], on=keys)
     at_best = at_best[at_best["epoch"] == at_best["best_epoch"]]
-    hashed = sorted(
-        (v for v in at_best["variant"].unique() if v.startswith("hashwh")),
-        key=lambda v: int(v.split("_b")[1]),
-    )
+    hashed = _hashwh_variants_by_b(at_best)
     claims = []
     if not hashed or "standard" not in set(at_best["variant"]):
         return [Claim("spectrum_high_degree", "", "Section 3", SKIPPED, "", "", "missing runs")]
-    top = hashed[-1]
+    top = hashed[-1]  # the largest hash size: the curve ids are only looked up, never parsed
+    top_b = int(at_best.loc[at_best["variant"] == top, "b"].iloc[0])
     pairs = ["dataset", "train_size", "data_seed", "seed"]
     for column, cid, statement in (
         (
             "amp_deg4",
             "spectrum_learns_degree4",
-            f"HashWH ({top}) learns the degree-4 target frequency better (larger learned "
+            f"HashWH (b = {top_b}) learns the degree-4 target frequency better (larger learned "
             "amplitude at the selected epoch) than the standard network.",
         ),
         (
             "amp_deg5",
             "spectrum_learns_degree5",
-            f"HashWH ({top}) learns the degree-5 target frequency better than the standard "
+            f"HashWH (b = {top_b}) learns the degree-5 target frequency better than the standard "
             "network.",
         ),
         (
             "sae_full",
             "spectrum_lower_full_sae",
-            f"HashWH ({top}) has a lower SAE on the whole spectrum than the standard network "
+            f"HashWH (b = {top_b}) has a lower SAE on the whole spectrum than the standard network "
             "(fewer erroneous frequencies).",
         ),
     ):
@@ -219,7 +223,7 @@ def spectrum_claims(tables) -> list[Claim]:
 def real_claims(tables) -> list[Claim]:
     selected = tables["real_selected"]
     pairs = ["dataset", "train_size", "data_seed", "seed"]
-    nets = selected[~selected["variant"].isin(list(FAMILIES))]
+    nets = selected[~selected["method"].isin(list(FAMILIES))]
     out = []
     for rival in ("standard", "ens"):
         pivot = _pivot_pairs(nets, pairs)

@@ -28,11 +28,21 @@ __all__ = ["real_tables", "spectrum_tables", "synthetic_tables"]
 
 
 def _with_variants(records: pd.DataFrame, split_b: bool) -> pd.DataFrame:
+    """Records with their curve id (``variant``); ``method`` and ``b`` stay typed columns and
+    are what figures and claims read (``b`` is NaN where a method has none)."""
     records = records.assign(variant=variant_names(records, split_b))
+    if "b" not in records:
+        records["b"] = np.nan
     for col in ("test_r2", "test_mse"):
         if col not in records:
             records[col] = np.nan
     return records
+
+
+def _with_typed_curves(table: pd.DataFrame, selected: pd.DataFrame, columns) -> pd.DataFrame:
+    """``table`` (one row per curve id and more keys) with each curve's typed ``columns``."""
+    typed = selected[["variant", *columns]].drop_duplicates("variant")
+    return table.merge(typed, on="variant", how="left")
 
 
 def _selected_records(records, selected, keys) -> pd.DataFrame:
@@ -61,13 +71,14 @@ def spectrum_tables(runs, spectra, targets, figure_train_size: int) -> dict:
     """Experiment 1: selected models, their per-epoch spectral metrics, and the spectra of one
     run per (draw, variant) at the figure's train size for the heatmaps."""
     records = _with_variants(read_runs(runs), split_b=True)
-    keys = ["dataset", "draw", "variant", "train_size", "data_seed"]
+    keys = ["dataset", "draw", "variant", "method", "train_size", "data_seed"]
     selected = select_models(run_summaries(records, keys), keys + ["seed"])
     metric_cols = [c for c in records.columns if c.startswith(("sae_", "energy_deg", "coef_"))] + [
         "val_mse",
         "train_mse",
     ]
-    epochs = _selected_records(records, selected, keys)[keys + ["seed", "epoch"] + metric_cols]
+    columns = keys + ["b", "seed", "epoch"] + metric_cols
+    epochs = _selected_records(records, selected, keys)[columns]
     epochs = _amplitudes_by_degree(epochs)
     return {
         "spectrum_selected": selected,
@@ -102,7 +113,7 @@ def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
         params = {c: first[c] for c in HYPERPARAMETERS if c in first and pd.notna(first[c])}
         key = (
             dataset,
-            first["variant"].split("_")[0],
+            first["method"],
             _params_key(params),
             train_size,
             int(first["data_seed"]),
@@ -111,19 +122,25 @@ def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
             raise ValueError(f"no spectra file for {key}; was the job run with spectra?")
         wide = pd.read_parquet(index[key])
         wide = wide[wide["seed"] == first["seed"]].drop(columns="seed")
-        rows.append(wide.assign(dataset=dataset, variant=variant))
+        rows.append(
+            wide.assign(dataset=dataset, variant=variant, method=first["method"], b=first["b"])
+        )
     for path in targets:
         target = SparseTarget.from_json(path)
         dense = dense_target_spectrum(target.coefficients(), target.n).numpy() * target.k
         row = pd.DataFrame([dense], columns=[f"f{i}" for i in range(len(dense))])
-        rows.append(row.assign(epoch=-1, dataset=Path(path).stem, variant="target"))
+        rows.append(
+            row.assign(
+                epoch=-1, dataset=Path(path).stem, variant="target", method="target", b=np.nan
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
 def synthetic_tables(runs) -> dict:
     """Experiment 2: selected models per pair and the runtime curves of the selected models."""
     records = _with_variants(read_runs(runs), split_b=True)
-    keys = ["dataset", "n", "c", "draw", "variant", "train_size", "data_seed"]
+    keys = ["dataset", "n", "c", "draw", "variant", "method", "train_size", "data_seed"]
     selected = select_models(run_summaries(records, keys), keys + ["seed"])
     chosen = _selected_records(records, selected, keys).sort_values(keys + ["seed", "epoch"])
     run_keys = keys + ["seed"]
@@ -142,16 +159,17 @@ def synthetic_tables(runs) -> dict:
         )
         .reset_index()
     )
+    summary = summarize(selected, ["n", "c", "draw", "variant"])
     return {
         "synthetic_selected": selected,
-        "synthetic_summary": summarize(selected, ["n", "c", "draw", "variant"]),
-        "synthetic_curves": curves,
+        "synthetic_summary": _with_typed_curves(summary, selected, ["method", "b"]),
+        "synthetic_curves": _with_typed_curves(curves, selected, ["method", "b"]),
     }
 
 
 def real_tables(runs, baseline_runs) -> dict:
     """Experiment 3: networks (b tuned like any hyperparameter) and baselines, per pair."""
-    keys = ["dataset", "variant", "train_size", "data_seed"]
+    keys = ["dataset", "variant", "method", "train_size", "data_seed"]
     frames = []
     if runs:
         records = _with_variants(read_runs(runs), split_b=False)
@@ -166,7 +184,9 @@ def real_tables(runs, baseline_runs) -> dict:
         )
         frames.append(select_models(base, keys + ["seed"]))
     selected = pd.concat(frames, ignore_index=True)
+    summary = summarize(selected, ["dataset", "variant", "train_size"])
     return {
         "real_selected": selected,
-        "real_summary": summarize(selected, ["dataset", "variant", "train_size"]),
+        # b is tuned like any hyperparameter here: a curve is a method, whatever its b
+        "real_summary": _with_typed_curves(summary, selected, ["method"]),
     }

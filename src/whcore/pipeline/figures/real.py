@@ -6,13 +6,11 @@ from ...data.datasets import REGISTRY
 from ..baselines import FAMILIES
 from .style import (
     PAGE_WIDTH,
+    curves_of,
     dataset_title,
     legend_below,
-    method_color,
-    method_label,
     plain_log_ticks,
     subplots,
-    variant_order,
 )
 
 __all__ = ["real_r2", "real_runtime"]
@@ -20,21 +18,17 @@ __all__ = ["real_r2", "real_runtime"]
 BASELINES = tuple(FAMILIES)
 
 
-def _order(variants):
-    nets = variant_order(v for v in variants if v not in BASELINES)
-    return nets + [b for b in BASELINES if b in set(variants)]
-
-
 def _panel(ax, summary, value, err=None, log=False):
-    for variant in _order(summary["variant"]):
-        line = summary[summary["variant"] == variant].sort_values("train_size")
+    for curve in curves_of(summary):
+        line = summary[summary["variant"] == curve.variant].sort_values("train_size")
+        baseline = curve.variant in BASELINES
         style = dict(
-            color=method_color(variant),
-            label=method_label(variant),
+            color=curve.color,
+            label=curve.label,
             lw=1,
-            marker="o" if variant not in BASELINES else "s",
+            marker="s" if baseline else "o",
             ms=2.5,
-            ls="-" if variant not in BASELINES else "--",
+            ls="--" if baseline else "-",
         )
         if err:
             ax.errorbar(line["train_size"], line[value], yerr=line[err], capsize=2, **style)

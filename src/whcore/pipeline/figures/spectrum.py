@@ -14,14 +14,12 @@ from ..aggregate import forward_fill_epochs
 from .style import (
     PAGE_WIDTH,
     NothingToShow,
+    curves_of,
     degrees,
     legend_below,
     plain_log_ticks,
     plt,
     subplots,
-    variant_color,
-    variant_label,
-    variant_order,
 )
 
 __all__ = ["degree_sae_energy", "sae_evolution", "spectrum_evolution", "support_evolution"]
@@ -30,8 +28,11 @@ RUN_KEYS = ["dataset", "variant", "train_size", "data_seed", "seed"]
 
 
 def _mean_curves(epochs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Mean per (curve, train size, epoch); the curve's typed method and b columns kept."""
     filled = forward_fill_epochs(epochs, RUN_KEYS, columns)
-    return filled.groupby(["variant", "train_size", "epoch"])[columns].mean().reset_index()
+    typed = epochs[["variant", "method", "b"]].drop_duplicates("variant")
+    means = filled.groupby(["variant", "train_size", "epoch"])[columns].mean().reset_index()
+    return means.merge(typed, on="variant")
 
 
 def _sizes(epochs, settings, appendix: bool) -> list[int]:
@@ -57,14 +58,14 @@ def support_evolution(tables: dict, settings: dict, appendix: bool = False):
     amp_cols = sorted(c for c in epochs.columns if c.startswith("amp_deg"))
     sizes = _sizes(epochs, settings, appendix)
     curves = _mean_curves(epochs[epochs["train_size"].isin(sizes)], amp_cols)
-    variants = variant_order(curves["variant"])
+    lines = curves_of(curves)
     fig, axes = subplots(
-        len(sizes), len(variants), sharey=True, figsize=(PAGE_WIDTH, 1.3 * len(sizes) + 0.6)
+        len(sizes), len(lines), sharey=True, figsize=(PAGE_WIDTH, 1.3 * len(sizes) + 0.6)
     )
     for row, size in enumerate(sizes):
-        for col, variant in enumerate(variants):
+        for col, line in enumerate(lines):
             ax = axes[row, col]
-            part = curves[(curves["variant"] == variant) & (curves["train_size"] == size)]
+            part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
             image = ax.imshow(
                 part[amp_cols].to_numpy().T,
                 aspect="auto",
@@ -75,7 +76,7 @@ def support_evolution(tables: dict, settings: dict, appendix: bool = False):
                 interpolation="nearest",
                 extent=(-0.5, part["epoch"].max() + 0.5, 0.5, len(amp_cols) + 0.5),
             )
-            ax.set_title(variant_label(variant) if row == 0 else "")
+            ax.set_title(line.label if row == 0 else "")
             ax.set_xlabel("epoch" if row == len(sizes) - 1 else "")
             ax.set_yticks(range(1, len(amp_cols) + 1))
             ax.grid(False)
@@ -100,16 +101,16 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
             "This configuration has a single target draw (spectrum.draws), "
             "so this appendix figure is empty."
         )
-    variants = variant_order(heat.loc[heat["variant"] != "target", "variant"])
-    fig, axes = subplots(len(draws), len(variants), figsize=(PAGE_WIDTH, 1.8 * len(draws) + 0.8))
+    lines = curves_of(heat[heat["variant"] != "target"])
+    fig, axes = subplots(len(draws), len(lines), figsize=(PAGE_WIDTH, 1.8 * len(draws) + 0.8))
     norm = LogNorm(1e-3, 1, clip=True)
     edges = np.cumsum(np.bincount(degrees(n)))[:-1]
     for row, draw in enumerate(draws):
         target = heat[(heat["dataset"] == draw) & (heat["variant"] == "target")]
         target = np.abs(target[f_cols].to_numpy()[:, order])
-        for col, variant in enumerate(variants):
+        for col, line in enumerate(lines):
             ax = axes[row, col]
-            part = heat[(heat["dataset"] == draw) & (heat["variant"] == variant)]
+            part = heat[(heat["dataset"] == draw) & (heat["variant"] == line.variant)]
             values = np.abs(part.sort_values("epoch")[f_cols].to_numpy()[:, order])
             strip = max(2, len(values) // 8)
             gap = np.full((max(1, strip // 2), values.shape[1]), np.nan)
@@ -133,7 +134,7 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
                 ms=3,
                 ls="none",
             )
-            ax.set_title(variant_label(variant) if row == 0 else "")
+            ax.set_title(line.label if row == 0 else "")
             ax.set_xticks([])
             ax.set_yticks([0, len(values) - 1])
             ax.grid(False)
@@ -155,22 +156,16 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
 
 
 def _line_panels(curves, sizes, panels, ylabel_of, title_of):
-    variants = variant_order(curves["variant"])
+    lines = curves_of(curves)
     fig, axes = subplots(
         len(sizes), len(panels), sharex=True, figsize=(PAGE_WIDTH, 1.9 * len(sizes) + 0.4)
     )
     for row, size in enumerate(sizes):
         for col, column in enumerate(panels):
             ax = axes[row, col]
-            for variant in variants:
-                part = curves[(curves["variant"] == variant) & (curves["train_size"] == size)]
-                ax.plot(
-                    part["epoch"],
-                    part[column],
-                    color=variant_color(variant),
-                    lw=1,
-                    label=variant_label(variant),
-                )
+            for line in lines:
+                part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
+                ax.plot(part["epoch"], part[column], color=line.color, lw=1, label=line.label)
             plain_log_ticks(ax)
             ax.set_title(title_of(column, size) if row == 0 else "")
             ax.set_ylabel(ylabel_of(column, size) if col == 0 else "")
@@ -200,21 +195,17 @@ def degree_sae_energy(tables: dict, settings: dict, appendix: bool = False):
     cols = [f"sae_deg{d}" for d in degs] + [f"energy_deg{d}" for d in degs]
     curves = _mean_curves(epochs[epochs["train_size"].isin(sizes)], cols)
     rows = [(s, kind) for s in sizes for kind in ("sae", "energy")]
-    variants = variant_order(curves["variant"])
+    lines = curves_of(curves)
     fig, axes = subplots(
         len(rows), len(degs), sharex=True, figsize=(PAGE_WIDTH, 1.5 * len(rows) + 0.5)
     )
     for r, (size, kind) in enumerate(rows):
         for c, d in enumerate(degs):
             ax = axes[r, c]
-            for variant in variants:
-                part = curves[(curves["variant"] == variant) & (curves["train_size"] == size)]
+            for line in lines:
+                part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
                 ax.plot(
-                    part["epoch"],
-                    part[f"{kind}_deg{d}"],
-                    color=variant_color(variant),
-                    lw=1,
-                    label=variant_label(variant),
+                    part["epoch"], part[f"{kind}_deg{d}"], color=line.color, lw=1, label=line.label
                 )
             plain_log_ticks(ax)
             ax.set_title(f"degree {d}" if r == 0 else "")

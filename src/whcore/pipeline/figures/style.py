@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib
 import numpy as np
@@ -21,7 +22,9 @@ __all__ = [
     "COLUMN_WIDTH",
     "METHOD_LABELS",
     "PAGE_WIDTH",
+    "Curve",
     "apply_style",
+    "curves_of",
     "dataset_title",
     "degrees",
     "legend_below",
@@ -33,9 +36,6 @@ __all__ = [
     "subplots",
     "note_figure",
     "NothingToShow",
-    "variant_color",
-    "variant_label",
-    "variant_order",
 ]
 
 # Paper sizes: a single column is about 3.3 in wide, a full page about 6.8 in.
@@ -108,24 +108,30 @@ def plain_log_ticks(ax, axis: str = "y") -> None:
     getattr(ax, f"{axis}axis").set_minor_formatter(NullFormatter())
 
 
-def variant_order(variants) -> list[str]:
-    """Curves in a fixed order: standard, FullWH, EN-S, then HashWH by increasing b."""
-    rank = {"standard": 0, "fullwh": 1, "ens": 2}
-    return sorted(
-        set(variants),
-        key=lambda v: (rank.get(v.split("_b")[0], 3), int(v.split("_b")[1]) if "_b" in v else 0),
-    )
+class Curve(NamedTuple):
+    """One curve of a figure: its id in the table (``variant``), its label and colour."""
+
+    variant: str
+    label: str
+    color: object
 
 
-def variant_label(variant: str) -> str:
-    """'hashwh_b7' -> 'HashWH (b=7)'."""
-    method, _, b = variant.partition("_b")
-    return method_label(method, int(b) if b else None)
-
-
-def variant_color(variant: str):
-    method, _, b = variant.partition("_b")
-    return method_color(method, int(b) if b else None)
+def curves_of(table) -> list[Curve]:
+    """The curves of a table in a fixed order (the registries' order of methods, HashWH by
+    increasing b), labelled and coloured from its typed ``method`` and ``b`` columns (``b``
+    where the table splits HashWH by hash size; the ``variant`` column is only an id)."""
+    columns = ["variant", "method"] + (["b"] if "b" in table else [])
+    ids = table[columns].drop_duplicates("variant")
+    rank = {name: i for i, name in enumerate(METHOD_LABELS)}
+    found = []
+    for row in ids.itertuples(index=False):
+        b = getattr(row, "b", None)
+        b = int(b) if row.method == "hashwh" and b is not None and b == b else None
+        found.append((rank.get(row.method, len(rank)), b or 0, row.variant, row.method, b))
+    return [
+        Curve(variant, method_label(method, b), method_color(method, b))
+        for _, _, variant, method, b in sorted(found)
+    ]
 
 
 def degrees(n: int) -> np.ndarray:

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from .style import (
     PAGE_WIDTH,
+    curves_of,
     legend_below,
     plain_log_ticks,
     subplots,
-    variant_color,
-    variant_label,
-    variant_order,
 )
 
 __all__ = ["synthetic_r2", "synthetic_runtime"]
@@ -28,14 +26,14 @@ def synthetic_r2(tables: dict, settings: dict, appendix: bool = False):
         for c, n in enumerate(ns):
             ax = axes[r, c]
             part = summary[(summary["n"] == n) & (summary["draw"] == draw)]
-            for variant in variant_order(part["variant"]):
-                line = part[part["variant"] == variant].sort_values("c")
+            for curve in curves_of(part):
+                line = part[part["variant"] == curve.variant].sort_values("c")
                 ax.errorbar(
                     line["c"],
                     line["mean"],
                     yerr=line["sem"],
-                    color=variant_color(variant),
-                    label=variant_label(variant),
+                    color=curve.color,
+                    label=curve.label,
                     marker="o",
                     ms=2.5,
                     lw=1,
@@ -67,13 +65,13 @@ def synthetic_runtime(tables: dict, settings: dict, appendix: bool = False):
                 f"no synthetic runs for n = {n}, c = {c} (draw {draw}); "
                 "set synthetic.runtime_figure to a cell of the grid"
             )
-        for variant in variant_order(cell["variant"]):
-            line = cell[cell["variant"] == variant]
-            style = dict(color=variant_color(variant), label=variant_label(variant), lw=1)
+        for curve in curves_of(cell):
+            line = cell[cell["variant"] == curve.variant]
+            style = dict(color=curve.color, label=curve.label, lw=1)
             axes[r, 0].plot(line["epoch"], line["test_r2"], **style)
             axes[r, 1].plot(line["cum_time"], line["test_r2"], **style)
-            pts = runs[runs["variant"] == variant]
-            axes[r, 2].scatter(pts["train_time"], pts["test_r2"], s=6, color=variant_color(variant))
+            pts = runs[runs["variant"] == curve.variant]
+            axes[r, 2].scatter(pts["train_time"], pts["test_r2"], s=6, color=curve.color)
         plain_log_ticks(axes[r, 1], "x")
         plain_log_ticks(axes[r, 2], "x")
         axes[r, 0].set_ylabel(f"test $R^2$\n(n = {n}, c = {c})")
