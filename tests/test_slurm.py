@@ -60,7 +60,7 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
     assert {table[job] for job in submitted} == {"COMPLETED"}
     # The training jobs asked SLURM for a GPU, as profiles/slurm says.
     assert len(re.findall(r"gres:gpu:1\s+train_spectrum", proc.stdout)) == 2
-    assert (tmp_path / "run" / "results" / "figures" / "fig2_sae_evolution.pdf").is_file()
+    assert (tmp_path / "run" / "results" / "tiny" / "figures" / "fig2_sae_evolution.pdf").is_file()
     # Everything it started is gone again.
     for daemon in ("slurmctld", "slurmd", "munged"):
         pid_file = {"munged": tmp_path / "cluster" / "munge" / "munged.pid"}.get(
