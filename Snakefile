@@ -29,7 +29,7 @@ onstart:
 rule all:
     default_target: True
     input:
-        all_outputs(),
+        CONTRACT.targets(),
 
 
 include: "workflow/rules/data.smk"

@@ -19,52 +19,32 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import figure_spec
+from conftest import TINY, figure_spec, snakemake_env
+from conftest import run_snakemake as shared_run
+from conftest import snakemake_cmd as shared_cmd
 
 from whcore.core.io import read_parquet_metadata
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import sha256_of
 from whcore.pipeline.cli import main as whcore
 
-REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "tests" / "workflow" / "tiny.yaml"
 BIN = Path(sys.executable).parent
 
 pytestmark = pytest.mark.workflow
 
 
 def _env(**extra) -> dict:
-    """The test's environment with this interpreter's `whcore` and `snakemake` first on PATH."""
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **extra}
+    return snakemake_env(**extra)
 
 
 def snakemake_cmd(workdir: Path, config: Path, *args) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "-d",
-        str(workdir),
-        "--configfile",
-        str(config),
-        "--cores",
-        "2",
-        *args,
-    ]
+    """Snakemake on ``args`` (targets and flags) with 2 cores and ``config``."""
+    return shared_cmd(workdir, *args, "--cores", "2", "--configfile", str(config))
 
 
 def run_snakemake(workdir, config, *args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        snakemake_cmd(workdir, config, *args),
-        env=env or _env(),
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        timeout=600,
-        check=False,
-    )
+    return shared_run(*args, "--cores", "2", "--configfile", str(config), workdir=workdir,
+                      env=env, check=False, timeout=600)  # fmt: skip
 
 
 def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:

@@ -4,52 +4,52 @@
 
 rule aggregate_spectrum:
     input:
-        **aggregate_inputs("spectrum"),
+        **CONTRACT.aggregate_inputs("spectrum"),
     output:
-        [table(name) for name in AGGREGATE_TABLES["spectrum"]],
+        aggregate_outputs("spectrum"),
     log:
         f"{LAYOUT.logs}/aggregate/spectrum.log",
     conda:
         ENV
     params:
-        spec=aggregate_spec("spectrum"),
+        spec=spec_of_output(aggregate_outputs("spectrum")[0]),
     shell:
         aggregate_shell("spectrum")
 
 
 rule aggregate_synthetic:
     input:
-        **aggregate_inputs("synthetic"),
+        **CONTRACT.aggregate_inputs("synthetic"),
     output:
-        [table(name) for name in AGGREGATE_TABLES["synthetic"]],
+        aggregate_outputs("synthetic"),
     log:
         f"{LAYOUT.logs}/aggregate/synthetic.log",
     conda:
         ENV
     params:
-        spec=aggregate_spec("synthetic"),
+        spec=spec_of_output(aggregate_outputs("synthetic")[0]),
     shell:
         aggregate_shell("synthetic")
 
 
 rule aggregate_real:
     input:
-        **aggregate_inputs("real"),
+        **CONTRACT.aggregate_inputs("real"),
     output:
-        [table(name) for name in AGGREGATE_TABLES["real"]],
+        aggregate_outputs("real"),
     log:
         f"{LAYOUT.logs}/aggregate/real.log",
     conda:
         ENV
     params:
-        spec=aggregate_spec("real"),
+        spec=spec_of_output(aggregate_outputs("real")[0]),
     shell:
         aggregate_shell("real")
 
 
 rule claims:
     input:
-        claim_tables(),
+        CONTRACT.job(f"{LAYOUT.claims}.md").inputs,
     output:
         md=f"{LAYOUT.claims}.md",
         json=f"{LAYOUT.claims}.json",
@@ -58,8 +58,6 @@ rule claims:
     conda:
         ENV
     params:
-        spec=json.dumps(
-            {"outputs": {"md": f"{LAYOUT.claims}.md", "json": f"{LAYOUT.claims}.json"}}
-        ),
+        spec=spec(f"{LAYOUT.claims}.md"),
     shell:
         "whcore claims --spec {params.spec:q} --tables {input:q} > {log:q} 2>&1"

@@ -1,21 +1,21 @@
 # One named rule per paper figure (`snakemake fig5a_real_r2`), reading tables only. The
 # plotting module is an input, so editing a figure's code reruns that figure and nothing else.
 
-for figure_id in enabled_figures():
+for figure_id in CONTRACT.figures():
 
     rule:
         name:
             figure_id
         input:
-            tables=table_paths(figure_id),
+            tables=CONTRACT.job(f"{figure_stem(figure_id)}.pdf").inputs,
             code=[
                 str(FIGURES[figure_id].source),
                 str(FIGURES[figure_id].source.with_name("style.py")),
             ],
         output:
-            pdf=f"{LAYOUT.figure.format(figure=figure_id)}.pdf",
+            pdf=f"{figure_stem(figure_id)}.pdf",
             png=report(
-                f"{LAYOUT.figure.format(figure=figure_id)}.png",
+                f"{figure_stem(figure_id)}.png",
                 caption="../report/figure.rst",
                 category="Figures",
                 labels={"figure": figure_id, "run": config["run_name"]},
@@ -25,14 +25,9 @@ for figure_id in enabled_figures():
         conda:
             ENV
         params:
-            spec=json.dumps(
-                {
-                    "figure": figure_id,
-                    "settings": figure_settings(),
-                    "outputs": {"stem": LAYOUT.figure.format(figure=figure_id)},
-                },
-                sort_keys=True,
-            ),
+            spec=spec(f"{figure_stem(figure_id)}.pdf"),
+            figure=figure_id,
+            run=config["run_name"],
             caption=FIGURES[figure_id].caption,
         shell:
             "whcore figure --spec {params.spec:q} --tables {input.tables:q} > {log:q} 2>&1"

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ..core.methods import METHOD_INFO
 
 __all__ = [
+    "AGGREGATE_TABLES",
     "BASELINE_FAMILIES",
     "ConfigError",
     "Contract",
@@ -38,6 +39,29 @@ __all__ = [
 
 BASELINE_FAMILIES = ("lasso", "rf", "xgboost")
 EXPERIMENTS = ("spectrum", "synthetic", "real", "ablation", "entacmaea_energy")
+
+# The tables each aggregation writes, and the tables the claims are checked against
+# ("ablation" stands for one table per ablation dataset).
+AGGREGATE_TABLES = {
+    "spectrum": ("spectrum_selected", "spectrum_epochs", "spectrum_heatmap"),
+    "synthetic": ("synthetic_selected", "synthetic_summary", "synthetic_curves"),
+    "real": ("real_selected", "real_summary"),
+}
+CLAIM_TABLES = {
+    "spectrum": ("spectrum_selected", "spectrum_epochs"),
+    "synthetic": ("synthetic_selected",),
+    "real": ("real_selected",),
+    "ablation": ("ablation",),
+    "entacmaea_energy": ("entacmaea_energy",),
+}
+# The experiment whose tables each figure module draws.
+EXPERIMENT_OF_FIGURES = {
+    "spectrum": "spectrum",
+    "synthetic": "synthetic",
+    "real": "real",
+    "ablation": "ablation",
+    "entacmaea": "entacmaea_energy",
+}
 
 
 # --- canonical form -------------------------------------------------------------------------------
@@ -161,6 +185,8 @@ class Contract:
         self._add_training()
         self._add_baselines()
         self._add_analyses()
+        self._add_aggregations()
+        self._add_figures_and_claims()
 
     # -- lookups used by the rules
 
@@ -187,6 +213,33 @@ class Contract:
             for path, job in self.jobs.items()
             if job.kind == kind and all(job.labels.get(k) == v for k, v in labels.items())
         )
+
+    def enabled(self, experiment: str) -> bool:
+        return self.config[experiment]["enabled"]
+
+    def targets(self) -> list[str]:
+        """What `all` builds: every figure, every table (a lost table is rebuilt), the claims."""
+        outputs = []
+        for job in self.jobs.values():
+            if job.kind == "figure":
+                outputs.append(f"{job.spec['outputs']['stem']}.pdf")
+            elif job.kind in ("aggregate", "ablation", "entacmaea_energy"):
+                outputs += job.spec["outputs"].values()
+        return sorted(outputs) + [f"{self.layout.claims}.md"]
+
+    def figures(self) -> list[str]:
+        """The ids of the figures of the enabled experiments."""
+        return [job.labels["figure"] for job in self.jobs.values() if job.kind == "figure"]
+
+    def aggregate_inputs(self, experiment: str) -> dict[str, list[str]]:
+        """An aggregation's input files by role (the `whcore aggregate` options)."""
+        inputs = {"runs": self.outputs("train", experiment=experiment)}
+        if experiment == "spectrum":
+            inputs["spectra"] = self.spectra()
+            inputs["targets"] = self.outputs("target", experiment="spectrum")
+        if experiment == "real":
+            inputs["baselines"] = self.outputs("baselines")
+        return inputs
 
     def spectra(self) -> list[str]:
         return sorted(
@@ -369,6 +422,63 @@ class Contract:
                 "outputs": {"table": path},
             }
             self.jobs[path] = Job("entacmaea_energy", spec, (Layout.data("entacmaea"),))
+
+    # -- aggregation, figures, claims
+
+    def _tables(self, names) -> list[str]:
+        paths = []
+        for name in names:
+            if name == "ablation":
+                datasets = self.config["ablation"]["datasets"]
+                paths += [self.layout.table_path(f"ablation_{d}") for d in datasets]
+            else:
+                paths.append(self.layout.table_path(name))
+        return paths
+
+    def _add_aggregations(self) -> None:
+        for experiment, names in AGGREGATE_TABLES.items():
+            if not self.enabled(experiment):
+                continue
+            spec = {
+                "experiment": experiment,
+                "outputs": dict(zip(names, self._tables(names))),
+            }
+            if experiment == "spectrum":
+                spec["figure_train_size"] = self.config["spectrum"]["figure_train_size"]
+            inputs = [p for paths in self.aggregate_inputs(experiment).values() for p in paths]
+            job = Job("aggregate", canonical(spec), tuple(inputs), {"experiment": experiment})
+            self.jobs[self.layout.table_path(names[0])] = job
+
+    def figure_settings(self) -> dict:
+        """What figures need to know from the config."""
+        spectrum, synthetic = self.config["spectrum"], self.config["synthetic"]
+        return {
+            "figure_train_size": spectrum["figure_train_size"],
+            "figure_draw": spectrum["figure_draw"],
+            "runtime_n": synthetic["runtime_figure"]["n"],
+            "runtime_c": synthetic["runtime_figure"]["c"],
+            "runtime_dataset": self.config["real"]["runtime_dataset"],
+            "run_name": self.config["run_name"],
+        }
+
+    def _add_figures_and_claims(self) -> None:
+        from .figures.registry import FIGURES
+
+        for figure_id, figure in FIGURES.items():
+            if not self.enabled(EXPERIMENT_OF_FIGURES[figure.module]):
+                continue
+            stem = self.layout.figure.format(figure=figure_id)
+            spec = {
+                "figure": figure_id,
+                "settings": self.figure_settings(),
+                "outputs": {"stem": stem},
+            }
+            tables = tuple(self._tables(figure.tables))
+            self.jobs[f"{stem}.pdf"] = Job("figure", canonical(spec), tables, {"figure": figure_id})
+        names = [n for e, names in CLAIM_TABLES.items() if self.enabled(e) for n in names]
+        outputs = {"md": f"{self.layout.claims}.md", "json": f"{self.layout.claims}.json"}
+        claims = Job("claims", {"outputs": outputs}, tuple(self._tables(names)))
+        self.jobs[outputs["md"]] = claims
 
 
 def job_environment(config: dict, snakemake_pid: int) -> dict[str, str]:

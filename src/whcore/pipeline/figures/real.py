@@ -62,7 +62,7 @@ def real_r2(tables: dict, settings: dict, with_times: bool = False):
 def real_runtime(tables: dict, settings: dict):
     """Mean training time of the selected model per method on one dataset (GB1 in the paper)."""
     summary = tables["real_summary"]
-    name = settings.get("runtime_dataset", "gb1")
+    name = settings["runtime_dataset"]
     part = summary[summary["dataset"] == name]
     if part.empty:
         raise ValueError(f"no real-data runs for {name!r}; set real.runtime_dataset")

@@ -153,3 +153,8 @@ def draw_figure(figure_id: str, tables: dict, settings: dict):
         return getattr(module, fig.function)(tables, settings, **fig.kwargs)
     except NothingToShow as reason:
         return note_figure(str(reason))
+    except KeyError as err:
+        raise ValueError(
+            f"figure {figure_id}: needs {err.args[0]!r}, a column of its tables "
+            f"({', '.join(fig.tables)}) or a field of the spec's settings"
+        ) from None

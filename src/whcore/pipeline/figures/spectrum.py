@@ -36,7 +36,7 @@ def _mean_curves(epochs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def _sizes(epochs, settings, appendix: bool) -> list[int]:
-    main = settings.get("figure_train_size", 200)
+    main = settings["figure_train_size"]
     sizes = sorted(int(s) for s in epochs["train_size"].unique())
     if main not in sizes:
         raise ValueError(
@@ -94,7 +94,7 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
     n = int(np.log2(len(f_cols)))
     order = np.argsort(degrees(n), kind="stable")
     draws = sorted(heat["dataset"].unique())
-    main = f"draw{settings.get('figure_draw', 0)}"
+    main = f"draw{settings['figure_draw']}"
     draws = [d for d in draws if d != main] if appendix else [main]
     if not draws:
         raise NothingToShow(
@@ -149,7 +149,7 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
     )
     fig.suptitle(
         "Evolution of the whole Fourier spectrum during training "
-        f"(train size {settings.get('figure_train_size', 200)})",
+        f"(train size {settings['figure_train_size']})",
         fontsize=9,
     )
     return fig

@@ -18,7 +18,7 @@ def synthetic_r2(tables: dict, settings: dict, appendix: bool = False):
     mean and standard error over (data seed, training seed) pairs."""
     summary = tables["synthetic_summary"]
     ns = sorted(summary["n"].unique())
-    draws = sorted(summary["draw"].unique()) if appendix else [settings.get("figure_draw", 0)]
+    draws = sorted(summary["draw"].unique()) if appendix else [settings["figure_draw"]]
     fig, axes = subplots(
         len(draws), len(ns), sharey=True, figsize=(PAGE_WIDTH, 1.9 * len(draws) + 0.6)
     )
@@ -50,12 +50,12 @@ def synthetic_runtime(tables: dict, settings: dict, appendix: bool = False):
     """(I) early-stopped test R^2 by epoch, (II) by wall-clock time, (III) final early-stopped
     R^2 vs total training time per model. Appendix: every (n, c) of the first draw."""
     curves, selected = tables["synthetic_curves"], tables["synthetic_selected"]
-    draw = settings.get("figure_draw", 0)
+    draw = settings["figure_draw"]
     curves, selected = curves[curves["draw"] == draw], selected[selected["draw"] == draw]
     if appendix:
         cells = sorted({(int(n), int(c)) for n, c in zip(curves["n"], curves["c"])})
     else:
-        cells = [(settings.get("runtime_n", 50), settings.get("runtime_c", 5))]
+        cells = [(settings["runtime_n"], settings["runtime_c"])]
     fig, axes = subplots(len(cells), 3, figsize=(PAGE_WIDTH, 1.9 * len(cells) + 0.6))
     for r, (n, c) in enumerate(cells):
         cell = curves[(curves["n"] == n) & (curves["c"] == c)]

@@ -1,0 +1,113 @@
+"""The job contract: canonical specs, tags that never collide, every job kind of a config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from whcore.pipeline.contract import (
+    Contract,
+    canonical,
+    canonical_json,
+    method_grid,
+    param_tag,
+    validate_config,
+)
+from whcore.pipeline.figures.registry import FIGURES
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+
+
+def contract(**changes) -> Contract:
+    config = yaml.safe_load(TINY.read_text())
+    for dotted, value in changes.items():
+        *parents, last = dotted.split(".")
+        node = config
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    validate_config(config, str(REPO / "workflow/schemas/config.schema.yaml"))
+    return Contract(config)
+
+
+def test_canonical_form_ignores_spelling_not_values():
+    assert canonical_json({"b": 4.0, "a": [1.0, 0.5]}) == canonical_json({"a": [1, 0.5], "b": 4})
+    assert canonical({"lam": 0.01}) != canonical({"lam": 0.010000001})
+    assert canonical(float("nan")) != canonical(float("nan"))  # NaN stays NaN (refused earlier)
+
+
+def test_tags_of_different_values_never_collide():
+    # `%g` wrote both as lam0.01 and silently dropped one grid point
+    assert param_tag({"lam": 0.01}) != param_tag({"lam": 0.010000001})
+    assert param_tag({"b": 7.0, "lam": 0.01}) == param_tag({"lam": 0.01, "b": 7}) == "b7_lam0.01"
+    assert param_tag({}) == "default"
+
+
+def test_method_grid_leaves_defaults_implicit():
+    explicit = method_grid({"hashwh": {"b": [3], "lam": [0.1], "repetitions": [1]}})
+    implicit = method_grid({"hashwh": {"b": [3], "lam": [0.1]}})
+    assert explicit == implicit == [("hashwh", {"b": 3, "lam": 0.1})]
+    assert method_grid({"hashwh": {"b": [3], "lam": [0.1], "repetitions": [2]}})[0][1] == {
+        "b": 3,
+        "lam": 0.1,
+        "repetitions": 2,
+    }
+
+
+def test_every_job_kind_of_the_tiny_config():
+    jobs = contract().jobs
+    kinds = {}
+    for path, job in jobs.items():
+        kinds[job.kind] = kinds.get(job.kind, 0) + 1
+        outputs = dict(job.spec["outputs"])
+        if job.kind == "figure":
+            outputs["pdf"] = f"{outputs.pop('stem')}.pdf"
+        assert path in outputs.values() and path.startswith("results/tiny/"), path
+    # spectrum 2 draws x 2 sizes x 5 configs; synthetic 2 n x 2 draws x 2 c x 4 configs;
+    # real (entacmaea 2 sizes + 3 datasets x 1) x 3 configs
+    assert kinds == {
+        "target": 2 + 4,
+        "train": 20 + 32 + 15,
+        "baselines": 15,
+        "ablation": 2,
+        "entacmaea_energy": 1,
+        "aggregate": 3,
+        "figure": len(FIGURES),
+        "claims": 1,
+    }
+
+
+def test_a_spec_holds_what_determines_the_result_only():
+    train = next(job for job in contract().jobs.values() if job.kind == "train")
+    assert set(train.spec) == {"labels", "method", "params", "data", "training", "spectrum",
+                               "outputs"}  # fmt: skip
+    assert "device" not in train.spec["training"] and "log_every" not in train.spec["training"]
+    assert train.spec["training"]["lr"] == 0.01  # defaults filled: one spec per job
+    same = contract(device="cuda", log_every=1, train_threads=2, data_mirror="/elsewhere")
+    assert {p: j.spec_json for p, j in same.jobs.items()} == {
+        p: j.spec_json for p, j in contract().jobs.items()
+    }
+
+
+def test_networks_and_baselines_read_the_same_split():
+    jobs = list(contract().jobs.values())
+    splits = [j.spec["data"] for j in jobs if j.kind == "train"]
+    for job in (j for j in jobs if j.kind == "baselines"):
+        assert job.spec["data"] in splits, job.spec["data"]
+
+
+def test_run_names_separate_outputs_and_unknown_paths_are_named():
+    other = contract(run_name="other")
+    assert all(path.startswith("results/other/") for path in other.jobs)
+    with pytest.raises(ValueError, match="not part of the configured grid"):
+        other.job("results/other/runs/real/gb1/standard/default/size7_dseed0.parquet")
+
+
+def test_a_disabled_experiment_has_no_jobs_or_figures():
+    jobs = contract(**{"synthetic.enabled": False}).jobs.values()
+    assert not any(j.labels.get("experiment") == "synthetic" for j in jobs)
+    figures = {j.labels["figure"] for j in jobs if j.kind == "figure"}
+    assert not figures & {fid for fid, f in FIGURES.items() if f.module == "synthetic"}
