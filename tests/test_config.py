@@ -53,6 +53,10 @@ def validate(config: dict) -> None:
         ("synthetic.k", "93"),
         ("synthetic.max_degree", "9"),
         ("spectrum.max_degree", "7"),
+        # method grids checked against the method registry's parameters
+        ("spectrum.methods.hashwh", "{lam: [0.1]}"),
+        ("spectrum.methods.hashwh", "{b: [3], lam: [0.1], bogus: [1]}"),
+        ("spectrum.methods.hashwh.b", "[2.5]"),
         # more distinct inputs than 2^n: c = 9 at n = 8 needs 3 x 360 > 256
         ("synthetic.cs", "[1, 9]"),
         # grid values equal as numbers

@@ -520,6 +520,24 @@ def _validator_filling_defaults():
     return jsonschema.validators.extend(base, {"properties": properties})
 
 
+def _methods_schema() -> dict:
+    """The schema of a ``methods`` block, from the method registry: one grid per parameter."""
+    properties = {}
+    for name, info in METHOD_INFO.items():
+        grids = {
+            param: {"$ref": "#/$defs/int_values" if kind is int else "#/$defs/nonneg_values"}
+            for param, kind in info.params.items()
+        }
+        required = [param for param in info.params if param not in info.defaults]
+        properties[name] = (
+            {"type": "object", "additionalProperties": False, "required": required,
+             "properties": grids}
+            if grids
+            else {"type": ["object", "null"], "maxProperties": 0}
+        )  # fmt: skip
+    return {"propertyNames": {"enum": list(METHOD_INFO)}, "properties": properties}
+
+
 def validate_config(config: dict, schema_path: str) -> None:
     """Validate ``config`` against the workflow schema (the list of methods taken from the
     method registry), fill its defaults in place, then run the cross-field checks. The first
@@ -528,7 +546,7 @@ def validate_config(config: dict, schema_path: str) -> None:
 
     with open(schema_path) as f:
         schema = yaml.safe_load(f)
-    schema["$defs"]["methods"]["propertyNames"]["enum"] = list(METHOD_INFO)
+    schema["$defs"]["methods"].update(_methods_schema())
     errors = sorted(
         _validator_filling_defaults()(schema).iter_errors(config),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
