@@ -122,7 +122,12 @@ def snakemake_cmd(workdir: Path, *args) -> list[str]:
 
 
 def run_snakemake(
-    *args, workdir: Path, env: dict | None = None, check: bool = True, timeout: float = 900
+    *args,
+    workdir: Path,
+    env: dict | None = None,
+    check: bool = True,
+    timeout: float = 900,
+    cwd: Path | None = None,
 ):
     """Run Snakemake in ``workdir``; targets go before --configfile/--config. With ``check`` a
     failure raises with the end of its output."""
@@ -136,6 +141,7 @@ def run_snakemake(
         stderr=subprocess.STDOUT,
         timeout=timeout,
         check=False,
+        cwd=cwd,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-4000:]}")

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -69,3 +70,13 @@ def test_unwritable_output_folder_is_named_before_any_work(tmp_path):
         guards.check_writable(blocker / "runs" / "r.parquet")
     guards.check_writable(tmp_path / "ok" / "r.parquet")
     assert os.listdir(tmp_path / "ok") == []
+
+
+def test_provenance_names_the_code_libraries_device_host_and_time():
+    from whcore.pipeline.provenance import git_commit, provenance
+
+    record = provenance("cpu")
+    assert record["device"] == "cpu" and record["host"] and record["started"]
+    assert record["whcore_version"] and {"torch", "numpy", "pandas"} <= set(record["libraries"])
+    assert record["git_commit"] == git_commit()
+    assert git_commit(Path("/")) == "not a checkout"

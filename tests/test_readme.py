@@ -3,7 +3,10 @@
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
 
 
 def python_blocks(section: str) -> list[str]:
@@ -19,3 +22,38 @@ def test_hashwh_training_loop_example():
     exec(compile(code, "README.md", "exec"), scope)
     # The parity has variance 1: a network that did not learn it stays near an MSE of 1.
     assert scope["loss"].item() < 0.5
+
+
+def snakemake_commands() -> list[str]:
+    """Every Snakemake command line of the README's shell blocks."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.DOTALL)
+    lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
+    return [line for line in lines if re.match(r"^(\w+=\S+ )*snakemake ", line)]
+
+
+@pytest.mark.workflow
+def test_readme_snakemake_commands_parse_and_plan(tmp_path):
+    """Each command dry-runs as written (on the tiny configuration where it names none), so a
+    target swallowed by --configfile or a stale option fails here, not for a reader."""
+    import shlex
+
+    from conftest import run_snakemake
+
+    commands = snakemake_commands()
+    assert len(commands) >= 7
+    for command in commands:
+        words = shlex.split(command)
+        env = dict(word.split("=", 1) for word in words[: words.index("snakemake")])
+        args = words[words.index("snakemake") + 1 :]
+        if "--report" in args:
+            continue  # a report needs a finished run; its argument order is checked below
+        if "--configfile" not in args:
+            args += ["--configfile", str(REPO / "tests/workflow/tiny.yaml")]
+        result = run_snakemake("-n", *args, workdir=tmp_path, env=env, check=False, cwd=REPO)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}"
+    for command in commands:  # targets first: --configfile and --config swallow what follows
+        words = shlex.split(command)
+        for option in ("--configfile", "--config"):
+            if option in words:
+                following = words[words.index(option) + 2 :]
+                assert not following or following[0].startswith("-"), command

@@ -245,3 +245,18 @@ def test_a_lost_table_is_rebuilt(tiny_run, tmp_path):
     finally:
         kept.rename(table)
     assert counts["aggregate_real"] == 1 and "train" not in counts
+
+
+def test_every_output_of_a_run_says_what_produced_it(tiny_run):
+    from PIL import Image
+
+    from whcore.core.io import read_parquet_metadata
+
+    fields = {"whcore_version", "git_commit", "libraries", "device", "host", "started"}
+    results = tiny_run / "results" / "tiny"
+    parquets = sorted((results / "runs").rglob("*.parquet")) + sorted(results.glob("tables/*"))
+    assert len(parquets) > 80
+    for path in parquets:
+        assert fields <= set(read_parquet_metadata(path)["provenance"]), path
+    for png in sorted((results / "figures").glob("*.png")):
+        assert "whcore_version" in Image.open(png).text["whcore-provenance"], png

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..data import datasets
+from .provenance import provenance
 
 __all__ = ["main"]
 
@@ -70,6 +71,7 @@ def _add_threads(p) -> None:
 
 def _cmd_train(args) -> None:
     from ..core.io import write_parquet
+    from ..core.training import pick_device
     from .guards import die_with, parent_from_environment, refuse_superseded
     from .jobs import run_job
     from .spec import validate_spec
@@ -89,7 +91,11 @@ def _cmd_train(args) -> None:
     records, spectra = run_job(
         spec, args.device, args.log_every, log=lambda msg: print(msg, flush=True)
     )
-    meta = {"spec": spec, "wall_time": time.perf_counter() - start}
+    meta = {
+        "spec": spec,
+        "wall_time": time.perf_counter() - start,
+        "provenance": provenance(str(pick_device(args.device))),
+    }
     for path in outputs.values():
         refuse_superseded(path, spec, started)
     if spectra is not None and "spectra" in outputs:
@@ -183,7 +189,12 @@ def _cmd_baselines(args) -> None:
         spec["dataset"],
         log=lambda m: print(m, flush=True),
     )
-    meta = {"spec": spec, "threads": args.threads, "wall_time": time.perf_counter() - start}
+    meta = {
+        "spec": spec,
+        "threads": args.threads,
+        "wall_time": time.perf_counter() - start,
+        "provenance": provenance(),
+    }
     write_parquet(records, out, meta)
     best = select_best(records).iloc[0]
     print(
@@ -221,7 +232,7 @@ def _cmd_ablation(args) -> None:
         log=lambda m: print(m, flush=True),
     )
     table.insert(0, "dataset", spec["dataset"])
-    write_parquet(table, out, {"spec": spec, **info})
+    write_parquet(table, out, {"spec": spec, **info, "provenance": provenance()})
     print(f"wrote {out}: {len(table)} rows")
 
 
@@ -283,7 +294,7 @@ def _cmd_aggregate(args) -> None:
         )
     paths = _outputs(spec, *out)
     for frame, path in zip(out.values(), paths):
-        write_parquet(frame, path, {"spec": spec})
+        write_parquet(frame, path, {"spec": spec, "provenance": provenance()})
         print(f"wrote {path}: {len(frame)} rows")
     print(divergence_report(out[f"{experiment}_selected"]))
 
@@ -311,7 +322,7 @@ def _cmd_figure(args) -> None:
     spec = read_spec(args.spec)
     (stem,) = _outputs(spec, "stem")
     fig = draw_figure(spec["figure"], _read_tables(args.tables), spec.get("settings", {}))
-    for path in save_figure(fig, stem):
+    for path in save_figure(fig, stem, provenance()):
         print(f"wrote {path}")
 
 

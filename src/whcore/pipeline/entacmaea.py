@@ -17,6 +17,7 @@ import torch
 
 from ..core.io import read_parquet_metadata, write_parquet
 from ..core.wht import bits_to_int, degree, fwht
+from .provenance import provenance
 
 __all__ = ["landscape", "spectrum", "top_coefficients", "energy_by_degree", "write_energy_tables"]
 
@@ -109,6 +110,7 @@ def write_energy_tables(
     best = top_coefficients(g, top, include_constant, names)
     table = energy_by_degree(g, best)
     meta = {
+        "provenance": provenance(),
         "source": str(data),
         "source_sha256": read_parquet_metadata(data).get("source_sha256"),
         "n": len(names),

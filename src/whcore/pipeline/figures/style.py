@@ -152,16 +152,25 @@ def note_figure(message: str):
     return fig
 
 
-def save_figure(fig, path: str | Path) -> list[Path]:
+def save_figure(fig, path: str | Path, provenance: dict | None = None) -> list[Path]:
     """Save ``fig`` as ``<stem>.pdf`` and ``<stem>.png`` (``path`` may end in either or none),
-    each written atomically; close the figure. Returns the two paths."""
+    each written atomically, with ``provenance`` (JSON) in the files' metadata; close the
+    figure. Returns the two paths."""
+    import json
+
     path = Path(path)
     stem = path.with_suffix("") if path.suffix in (".pdf", ".png") else path
+    text = json.dumps(provenance or {}, sort_keys=True)
+    creator = f"whcore {(provenance or {}).get('whcore_version', '')}".strip()
+    metadata = {
+        ".pdf": {"Creator": creator, "Subject": text},
+        ".png": {"Software": creator, "whcore-provenance": text},
+    }
     written = []
     for suffix in (".pdf", ".png"):
         target = stem.with_suffix(suffix)
         with atomic_path(target) as tmp:
-            fig.savefig(tmp, format=suffix[1:])
+            fig.savefig(tmp, format=suffix[1:], metadata=metadata[suffix])
         written.append(target)
     plt.close(fig)
     return written
