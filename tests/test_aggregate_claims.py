@@ -36,6 +36,13 @@ def test_summaries_report_the_best_validation_epoch():
     assert row["train_time"] == 4 and row["time_to_best"] == 2 and not row["diverged"]
 
 
+def test_the_untrained_network_is_never_selected():
+    # Epoch 0 (before any step) has the lowest validation loss: still epoch 2 is reported.
+    runs = records("standard", np.nan, 0, val=[0.1, 0.6, 0.4, 0.5], test=[0.9, 0.2, 0.5, 0.4])
+    row = run_summaries(runs, ["dataset", "method", "train_size", "data_seed"]).iloc[0]
+    assert row["best_epoch"] == 2 and row["test_r2"] == 0.5
+
+
 def test_selection_uses_validation_not_test():
     runs = pd.concat(
         [

@@ -84,8 +84,22 @@ def test_early_stopping_ends_training():
     records = train(
         data, "standard", {}, [0], TrainConfig(epochs=200, batch_size=64, width=1, patience=2)
     )
-    best_epoch = int(records["val_mse"].idxmin())
+    trained = records[records["epoch"] > 0]
+    best_epoch = int(trained.loc[trained["val_mse"].idxmin(), "epoch"])
     assert records["epoch"].max() == best_epoch + 2 < 200
+
+
+def test_the_untrained_network_never_counts_as_best():
+    stopper = EarlyStopping(patience=2)
+    stops = [stopper.update(epoch, loss) for epoch, loss in enumerate([0.1, 5.0, 4.0, 4.5, 4.2])]
+    assert stopper.best_epoch == 2 and stops == [False, False, False, False, True]
+
+
+def test_no_early_stopping_trains_every_epoch():
+    config = TrainConfig(epochs=12, batch_size=64, width=1, patience=None)
+    records = train(sparse_data(), "standard", {}, [0, 1], config)
+    assert (records.groupby("seed")["epoch"].max() == 12).all()
+    assert EarlyStopping(None).update(500, 1.0) is False
 
 
 def test_divergence_is_recorded_not_raised():

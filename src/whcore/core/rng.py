@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["derive_seed", "random_bits", "splitmix64", "stable_permutation"]
+__all__ = ["StableRandom", "derive_seed", "random_bits", "splitmix64", "stable_permutation"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MASK63 = (1 << 63) - 1
@@ -53,3 +53,32 @@ def random_bits(rows: int, n: int, seed: int, offset: int = 0) -> np.ndarray:
     words = _stream(seed, rows * words_per_row, offset * words_per_row)
     bits = np.unpackbits(words.view(np.uint8).reshape(rows, -1), axis=1, bitorder="little")
     return bits[:, :n]
+
+
+class StableRandom:
+    """Successive draws from one SplitMix64 stream: what NumPy's ``Generator`` offers for
+    drawing an experiment (a sample without replacement, integers, uniforms), with the same
+    results on every platform and NumPy version."""
+
+    def __init__(self, seed: int):
+        self.seed, self.offset = seed, 0
+
+    def _words(self, count: int) -> np.ndarray:
+        words = _stream(self.seed, count, self.offset)
+        self.offset += count
+        return words
+
+    def uniform(self, low: float = 0.0, high: float = 1.0, size: int = 1) -> np.ndarray:
+        """``size`` floats uniform in [low, high) (53 random bits each)."""
+        unit = (self._words(size) >> np.uint64(11)).astype(np.float64) * 2.0**-53
+        return low + (high - low) * unit
+
+    def integer(self, low: int, high: int) -> int:
+        """One integer uniform in [low, high)."""
+        return low + min(int(self.uniform()[0] * (high - low)), high - low - 1)
+
+    def sample(self, population: int, size: int) -> np.ndarray:
+        """``size`` distinct elements of range(population), in random order."""
+        if not 0 <= size <= population:
+            raise ValueError(f"cannot draw {size} distinct elements of range({population})")
+        return np.argsort(self._words(population), kind="stable")[:size]

@@ -30,7 +30,7 @@ class TrainConfig:
     epochs: int = 200
     batch_size: int = 16
     lr: float = 0.01
-    patience: int = 10
+    patience: int | None = 10  # None: no early stopping (train every epoch)
     width: float = 10
     device: str = "auto"
     vectorize: bool = True  # train all seeds as one stacked model
@@ -38,7 +38,7 @@ class TrainConfig:
 
     def __post_init__(self):
         for key in ("epochs", "batch_size", "patience"):
-            if int(getattr(self, key)) < 1:
+            if getattr(self, key) is not None and int(getattr(self, key)) < 1:
                 raise ValueError(f"training.{key} must be >= 1, got {getattr(self, key)}")
         if not self.lr > 0:
             raise ValueError(f"training.lr must be > 0, got {self.lr}")
@@ -75,18 +75,22 @@ def pick_device(requested: str = "auto") -> torch.device:
 
 
 class EarlyStopping:
-    """Stop once ``patience`` epochs have passed without a new best validation loss."""
+    """Stop once ``patience`` epochs have passed without a new best validation loss
+    (``patience=None``: never). The untrained network (epoch 0) is never a candidate: counting
+    starts at epoch 1."""
 
-    def __init__(self, patience: int):
+    def __init__(self, patience: int | None):
         self.patience = patience
         self.best = math.inf
-        self.best_epoch = -1
+        self.best_epoch = 0
 
     def update(self, epoch: int, val_loss: float) -> bool:
         """Record one epoch; True when training should stop after it."""
+        if epoch < 1:
+            return False
         if val_loss < self.best:
             self.best, self.best_epoch = val_loss, epoch
-        return epoch - self.best_epoch >= self.patience
+        return self.patience is not None and epoch - self.best_epoch >= self.patience
 
 
 class _Timer:

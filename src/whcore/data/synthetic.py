@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.rng import derive_seed, random_bits, stable_permutation
+from ..core.rng import StableRandom, derive_seed, random_bits, stable_permutation
 
 __all__ = ["SparseTarget", "degree_ladder", "random_sparse", "sample_inputs"]
 
@@ -75,9 +75,9 @@ class SparseTarget:
             raise ValueError(f"{path}: not a valid target file ({err})") from err
 
 
-def _frequency_of_degree(rng: np.random.Generator, n: int, degree: int) -> np.ndarray:
+def _frequency_of_degree(rng: StableRandom, n: int, degree: int) -> np.ndarray:
     f = np.zeros(n, dtype=np.uint8)
-    f[rng.choice(n, size=degree, replace=False)] = 1
+    f[rng.sample(n, degree)] = 1
     return f
 
 
@@ -91,7 +91,7 @@ def _check(n: int, max_degree: int) -> None:
 def degree_ladder(n: int, max_degree: int, seed: int) -> SparseTarget:
     """One frequency of each degree 1..d, uniform among that degree, all amplitudes 1."""
     _check(n, max_degree)
-    rng = np.random.default_rng(derive_seed("degree_ladder", n, max_degree, seed))
+    rng = StableRandom(derive_seed("degree_ladder", n, max_degree, seed))
     freqs = np.stack([_frequency_of_degree(rng, n, d) for d in range(1, max_degree + 1)])
     return SparseTarget(n, freqs, np.ones(max_degree))
 
@@ -103,15 +103,15 @@ def random_sparse(n: int, k: int, max_degree: int, seed: int) -> SparseTarget:
     available = sum(comb(n, d) for d in range(1, max_degree + 1))
     if not 1 <= k <= available:
         raise ValueError(f"k must be in 1..{available} for n = {n}, d = {max_degree}; got {k}")
-    rng = np.random.default_rng(derive_seed("random_sparse", n, k, max_degree, seed))
+    rng = StableRandom(derive_seed("random_sparse", n, k, max_degree, seed))
     seen: set[bytes] = set()
     freqs = []
     while len(freqs) < k:
-        f = _frequency_of_degree(rng, n, int(rng.integers(1, max_degree + 1)))
+        f = _frequency_of_degree(rng, n, rng.integer(1, max_degree + 1))
         if f.tobytes() not in seen:
             seen.add(f.tobytes())
             freqs.append(f)
-    return SparseTarget(n, np.stack(freqs), rng.uniform(-1.0, 1.0, size=k))
+    return SparseTarget(n, np.stack(freqs), rng.uniform(-1.0, 1.0, k))
 
 
 def sample_inputs(n: int, size: int, seed: int) -> np.ndarray:

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..core.rng import derive_seed
+from ..core.rng import derive_seed, stable_permutation
 
 __all__ = ["ORDERS", "deletion_order", "prune_scores", "run_ablation"]
 
@@ -31,9 +31,7 @@ def deletion_order(spec, order: str, seed: int) -> np.ndarray:
         raise ValueError(f"unknown deletion order {order!r}; choose one of {ORDERS}")
     key = -spec.degrees if order == "degree" else np.abs(spec.coefficients)
     # A random permutation first, then a stable sort: equal keys keep a random order.
-    shuffled = np.random.default_rng(derive_seed("ablation ties", order, seed)).permutation(
-        len(spec)
-    )
+    shuffled = stable_permutation(len(spec), derive_seed("ablation ties", order, seed))
     return shuffled[np.argsort(key[shuffled], kind="stable")]
 
 

@@ -70,7 +70,8 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     for col in _config_columns(records):
         records[col] = records[col].fillna(-1)  # NaN keys would vanish in groupby
     records["cum_time"] = records.groupby(group, sort=False)["epoch_time"].cumsum()
-    ok = records[records["status"] == "ok"]
+    # The untrained network (epoch 0) is recorded for the curves but never selected.
+    ok = records[(records["status"] == "ok") & (records["epoch"] > 0)]
     best = ok.loc[ok.groupby(group, sort=False)["val_mse"].idxmin()]
     summary = best[group + ["epoch", "val_r2", "test_r2", "cum_time"]].rename(
         columns={"epoch": "best_epoch", "cum_time": "time_to_best"}

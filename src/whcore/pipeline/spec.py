@@ -77,7 +77,13 @@ SPEC_SCHEMA = {
                 "epochs": {"type": "integer", "minimum": 1, "default": 200},
                 "batch_size": {"type": "integer", "minimum": 1, "default": 16},
                 "lr": {"type": "number", "exclusiveMinimum": 0, "default": 0.01},
-                "patience": {"type": "integer", "minimum": 1, "default": 10},
+                "patience": {
+                    "description": "epochs without a better validation loss before stopping; "
+                    "null: no early stopping",
+                    "type": ["integer", "null"],
+                    "minimum": 1,
+                    "default": 10,
+                },
                 "width": {"type": "number", "exclusiveMinimum": 0, "default": 10},
                 "vectorize": {"type": "boolean", "default": True},
             },

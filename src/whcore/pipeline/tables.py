@@ -92,38 +92,51 @@ def _params_key(params: dict) -> tuple:
     return tuple(sorted((str(k), float(v)) for k, v in params.items()))
 
 
-def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
-    """For each draw and variant: the per-epoch spectrum of the model selected for the first
-    (data seed, training seed) pair at ``train_size``; plus each draw's target (epoch -1)."""
+def _spectra_index(spectra) -> dict:
+    """(dataset, method, params, train size, data seed) -> the spectra file of that job (each
+    file carries the spec of the job that wrote it)."""
     index = {}
-    for path in spectra:  # each spectra file carries the spec of the job that wrote it
+    for path in spectra:
         spec = read_parquet_metadata(path)["spec"]
-        key = (
-            spec["labels"]["dataset"],
-            spec["method"],
-            _params_key(spec["params"]),
-            spec["data"]["train_size"],
-            spec["data"]["data_seed"],
-        )
+        labels, data = spec["labels"], spec["data"]
+        key = (labels["dataset"], spec["method"], _params_key(spec["params"]),
+               data["train_size"], data["data_seed"])  # fmt: skip
         index[key] = path
-    rows = []
+    return index
+
+
+def _run_spectra(run, index: dict, cache: dict, train_size: int) -> pd.DataFrame:
+    """|coefficient| per epoch (rows) of one selected run."""
+    params = {c: run[c] for c in HYPERPARAMETERS if c in run and pd.notna(run[c])}
+    key = (run["dataset"], run["method"], _params_key(params), train_size, int(run["data_seed"]))
+    if key not in index:
+        raise ValueError(f"no spectra file for {key}; was the job run with spectra?")
+    if index[key] not in cache:
+        cache[index[key]] = pd.read_parquet(index[key])
+    wide = cache[index[key]]
+    return wide[wide["seed"] == run["seed"]].drop(columns="seed").set_index("epoch").abs()
+
+
+def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
+    """For each draw and curve: the mean |coefficient| per epoch over every selected run (data
+    seed x training seed) at ``train_size``, as the paper averages its heatmaps over the runs
+    of one g* (a run that stopped early keeps its last spectrum); plus each draw's target
+    (epoch -1). Column ``runs`` counts the runs averaged."""
+    index, cache, rows = _spectra_index(spectra), {}, []
     pick = selected[(selected["train_size"] == train_size) & ~selected["diverged"]]
     for (dataset, variant), group in pick.groupby(["dataset", "variant"]):
-        first = group.sort_values(["data_seed", "seed"]).iloc[0]
-        params = {c: first[c] for c in HYPERPARAMETERS if c in first and pd.notna(first[c])}
-        key = (
-            dataset,
-            first["method"],
-            _params_key(params),
-            train_size,
-            int(first["data_seed"]),
-        )
-        if key not in index:
-            raise ValueError(f"no spectra file for {key}; was the job run with spectra?")
-        wide = pd.read_parquet(index[key])
-        wide = wide[wide["seed"] == first["seed"]].drop(columns="seed")
+        runs = [_run_spectra(run, index, cache, train_size) for _, run in group.iterrows()]
+        epochs = pd.RangeIndex(max(int(r.index.max()) for r in runs) + 1, name="epoch")
+        mean = sum(r.reindex(epochs).ffill() for r in runs) / len(runs)
+        first = group.iloc[0]
         rows.append(
-            wide.assign(dataset=dataset, variant=variant, method=first["method"], b=first["b"])
+            mean.reset_index().assign(
+                dataset=dataset,
+                variant=variant,
+                method=first["method"],
+                b=first["b"],
+                runs=len(runs),
+            )  # fmt: skip
         )
     for path in targets:
         target = SparseTarget.from_json(path)
@@ -145,17 +158,25 @@ def synthetic_tables(runs) -> dict:
     chosen = _selected_records(records, selected, keys).sort_values(keys + ["seed", "epoch"])
     run_keys = keys + ["seed"]
     chosen["cum_time"] = chosen.groupby(run_keys)["epoch_time"].cumsum()
+    # The untrained network (epoch 0) is never a candidate for either curve.
+    trained = chosen["epoch"] > 0
+    val_mse, test_r2 = chosen["val_mse"].where(trained), chosen["test_r2"].where(trained)
     # Test R^2 of the best-validation epoch so far: what early stopping at that epoch reports.
-    best_so_far = chosen.groupby(run_keys)["val_mse"].cummin() == chosen["val_mse"]
-    chosen["stopped_test_r2"] = chosen["test_r2"].where(best_so_far)
+    best_so_far = val_mse.groupby([chosen[k] for k in run_keys]).cummin() == val_mse
+    chosen["stopped_test_r2"] = test_r2.where(best_so_far)
     chosen["stopped_test_r2"] = chosen.groupby(run_keys)["stopped_test_r2"].ffill()
-    filled = forward_fill_epochs(chosen, run_keys, ["cum_time", "stopped_test_r2"])
+    # The best test R^2 reached so far (the reference's max_test_r2): Figure 4b, panels I-II.
+    chosen["max_test_r2"] = test_r2.groupby([chosen[k] for k in run_keys]).cummax()
+    columns = ["cum_time", "stopped_test_r2", "max_test_r2"]
+    filled = forward_fill_epochs(chosen, run_keys, columns)
     curves = (
         filled.groupby(["dataset", "n", "c", "draw", "variant", "epoch"])
         .agg(
             cum_time=("cum_time", "mean"),
             test_r2=("stopped_test_r2", "mean"),
             test_r2_sem=("stopped_test_r2", "sem"),
+            max_test_r2=("max_test_r2", "mean"),
+            max_test_r2_sem=("max_test_r2", "sem"),
         )
         .reset_index()
     )

@@ -41,7 +41,9 @@ FIGURES: dict[str, Figure] = {
         ["spectrum_heatmap"],
         "spectrum",
         "spectrum_evolution",
-        "The whole spectrum (ordered by degree) during training, target spectrum beneath.",
+        "The whole spectrum (ordered by degree) during training, target spectrum beneath: "
+        "mean |coefficient| over every selected run (data seeds x training seeds) of the drawn "
+        "g* at the figure's train size.",
     ),
     "fig2_sae_evolution": _fig(
         ["spectrum_epochs"],
@@ -65,7 +67,8 @@ FIGURES: dict[str, Figure] = {
         ["synthetic_curves", "synthetic_selected"],
         "synthetic",
         "synthetic_runtime",
-        "Early-stopped test R^2 by epoch and by time, and final R^2 vs training time.",
+        "Best test R^2 reached so far (running maximum) by epoch and by training time, and the "
+        "early-stopped test R^2 vs total training time per model.",
     ),
     "fig5a_real_r2": _fig(
         ["real_summary"],

@@ -147,9 +147,11 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
     fig.colorbar(
         plt.cm.ScalarMappable(cmap="magma", norm=norm), ax=axes, shrink=0.8, label="|coefficient|"
     )
+    runs = heat.loc[heat["variant"] != "target", "runs"]
     fig.suptitle(
         "Evolution of the whole Fourier spectrum during training "
-        f"(train size {settings['figure_train_size']})",
+        f"(train size {settings['figure_train_size']}; mean |coefficient| over "
+        f"{int(runs.min())}{'' if runs.min() == runs.max() else f'-{int(runs.max())}'} runs)",
         fontsize=9,
     )
     return fig
