@@ -81,9 +81,9 @@ def synthetic_runtime(tables: dict, settings: dict, appendix: bool = False):
     for ax, title in zip(
         axes[0],
         (
-            "(I) best test $R^2$ reached, by epoch",
-            "(II) best test $R^2$ reached, by time",
-            "(III) early-stopped $R^2$ vs training time",
+            "(I) best test $R^2$ so far,\nby epoch",
+            "(II) best test $R^2$ so far,\nby training time",
+            "(III) early-stopped $R^2$\nvs training time",
         ),
     ):
         ax.set_title(title)
