@@ -37,7 +37,7 @@ __all__ = ["STAGES", "Recovery", "SprightDesign", "decode", "design", "sample_va
 STAGES = 3
 # Coefficients below this fraction of the largest bin amplitude count as numerical zero; it keeps
 # the noiseless tests free of floating-point dust without hiding anything of practical size.
-RELATIVE_FLOOR = 1e-10
+RELATIVE_FLOOR = 1e-6
 
 
 def _check_sizes(n: int, m: int, d: int, stages: int) -> None:
