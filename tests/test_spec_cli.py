@@ -98,3 +98,19 @@ def test_failing_job_leaves_no_output(target, tmp_path, capsys):
     unknown = json.dumps(spec_for(target, method="lasso2", outputs=outputs))
     assert main(["train", "--spec", unknown]) == 2
     assert "unknown method 'lasso2'" in capsys.readouterr().err
+
+
+def test_every_option_has_help_and_there_is_a_version(capsys):
+    import argparse
+
+    from whcore import __version__
+    from whcore.pipeline.cli import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, sub in commands.choices.items():
+        for action in sub._actions:
+            assert action.help or isinstance(action, argparse._HelpAction), (name, action.dest)
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"whcore {__version__}"
