@@ -57,6 +57,7 @@ def validate(config: dict) -> None:
         ("spectrum.methods.hashwh", "{lam: [0.1]}"),
         ("spectrum.methods.hashwh", "{b: [3], lam: [0.1], bogus: [1]}"),
         ("spectrum.methods.hashwh.b", "[2.5]"),
+        ("spectrum.methods.ens.decoder", "[fancy]"),
         # more distinct inputs than 2^n: c = 9 at n = 8 needs 3 x 360 > 256
         ("synthetic.cs", "[1, 9]"),
         # grid values equal as numbers

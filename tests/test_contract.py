@@ -111,3 +111,14 @@ def test_a_disabled_experiment_has_no_jobs_or_figures():
     assert not any(j.labels.get("experiment") == "synthetic" for j in jobs)
     figures = {j.labels["figure"] for j in jobs if j.kind == "figure"}
     assert not figures & {fid for fid, f in FIGURES.items() if f.module == "synthetic"}
+
+
+def test_the_ens_decoder_is_a_grid_parameter():
+    grid = {"ens": {"lam": [0.1], "rho": [0.1], "m": [3], "decoder": ["robust", "reference"]}}
+    (robust, params_r), (_, params_ref) = method_grid(grid)
+    assert "decoder" not in params_r  # the default stays implicit: the same job as before
+    assert param_tag(params_ref) == "decoderreference_lam0.1_m3_rho0.1"
+    jobs = contract(**{"spectrum.methods.ens.decoder": ["reference"]}).jobs.values()
+    specs = [j.spec for j in jobs if j.kind == "train" and j.spec["method"] == "ens"
+             and j.labels["experiment"] == "spectrum"]  # fmt: skip
+    assert specs and all(s["params"]["decoder"] == "reference" for s in specs)

@@ -44,7 +44,7 @@ def sparse_net(n: int, k: int = 5, seed: int = 0) -> SparseNet:
 
 def test_registered_with_default_d_and_seeded_designs():
     reg = ens(12, [3, 4])
-    assert reg.params == {"lam": 1.0, "rho": 0.1, "m": 4, "d": 3}
+    assert reg.params == {"lam": 1.0, "rho": 0.1, "m": 4, "d": 3, "decoder": "robust"}
     assert reg.designs == [SprightDesign(12, 4, 3, derive_seed(s, "spright")) for s in (3, 4)]
 
 
@@ -111,6 +111,17 @@ def test_float32_sparse_functions_are_recovered_whatever_the_draw():
         expected = net(reg.points).detach()
         for s, size in enumerate(reg.sizes):
             torch.testing.assert_close(reg.hu[s, :size], expected[s, :size], atol=1e-5, rtol=0)
+
+
+def test_the_decoder_is_a_method_parameter():
+    net = sparse_net(14, k=6)
+    reference = ens(14, [0], m=5, decoder="reference")
+    assert reference.decoder == "reference"
+    reference.on_epoch_end(net, 1)
+    expected = net(reference.points).detach()[0, : reference.sizes[0]]
+    torch.testing.assert_close(reference.hu[0, : reference.sizes[0]], expected, atol=1e-5, rtol=0)
+    with pytest.raises(ValueError, match="decoder must be one of"):
+        ens(14, [0], decoder="fancy")
 
 
 def test_nothing_found_changes_nothing():

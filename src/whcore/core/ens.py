@@ -43,8 +43,11 @@ class ENS(Regularizer):
     PARAMS = METHOD_INFO[name].params
     DEFAULTS = METHOD_INFO[name].defaults
 
-    def __init__(self, ctx: Context, lam: float, rho: float, m: int, d: int = 3):
-        super().__init__(ctx, lam=lam, rho=rho, m=m, d=d)
+    def __init__(
+        self, ctx: Context, lam: float, rho: float, m: int, d: int = 3, decoder: str = "robust"
+    ):
+        super().__init__(ctx, lam=lam, rho=rho, m=m, d=d, decoder=decoder)
+        self.decoder = decoder
         if lam < 0 or rho < 0:
             raise ValueError(f"ens: lam and rho must be >= 0, got lam = {lam}, rho = {rho}")
         if not 1 <= m <= ctx.n:
@@ -94,7 +97,7 @@ class ENS(Regularizer):
         hu = self.hu.double().cpu().numpy()
         for s, (des, size) in enumerate(zip(self.designs, self.sizes)):
             target = yhat[s, :size] + gamma[s, :size]
-            found = decode(des, target)  # noise level estimated from the bins
+            found = decode(des, target, decoder=self.decoder)  # noise estimated from the bins
             self.support_sizes[s] = len(found.coefs)
             if len(found.coefs) == 0:
                 continue

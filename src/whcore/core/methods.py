@@ -18,13 +18,20 @@ class MethodInfo:
     defaults: dict[str, object] = field(default_factory=dict)
     label: str = ""
     color: str = "#000000"
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of str parameters
 
 
 METHOD_INFO: dict[str, MethodInfo] = {
     "standard": MethodInfo({}, label="Standard", color="#4d4d4d"),
     "fullwh": MethodInfo({"lam": float}, label="FullWH", color="#1b9e77"),
+    # decoder: SPRIGHT as its paper specifies ("robust") or as the EN-S authors' code ran it
+    # ("reference": detection and least squares, no noise threshold, no peeling)
     "ens": MethodInfo(
-        {"lam": float, "rho": float, "m": int, "d": int}, {"d": 3}, "EN-S", "#d95f02"
+        {"lam": float, "rho": float, "m": int, "d": int, "decoder": str},
+        {"d": 3, "decoder": "robust"},
+        "EN-S",
+        "#d95f02",
+        {"decoder": ("robust", "reference")},
     ),
     "hashwh": MethodInfo(
         {"lam": float, "b": int, "repetitions": int}, {"repetitions": 1}, "HashWH", "#7570b3"

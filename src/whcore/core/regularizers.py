@@ -157,19 +157,27 @@ def make_regularizer(method: str, params: dict, ctx: Context) -> Regularizer:
     missing = sorted(set(cls.PARAMS) - set(params))
     if missing:
         raise ValueError(f"method {method!r} needs parameter(s) {missing}")
-    typed = {}
-    for key, kind in cls.PARAMS.items():
-        value = params[key]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or (kind is int and float(value) != int(value))
-        ):
-            raise ValueError(
-                f"method {method!r}: parameter {key} must be {kind.__name__}, got {value!r}"
-            )
-        typed[key] = kind(value)
+    typed = {key: _typed(method, key, kind, params[key]) for key, kind in cls.PARAMS.items()}
     return cls(ctx, **typed)
+
+
+def _typed(method: str, key: str, kind: type, value):
+    """``value`` as the parameter's type, or a ValueError naming the method and parameter."""
+    if kind is str:
+        choices = METHOD_INFO[method].choices.get(key, ())
+        if isinstance(value, str) and (not choices or value in choices):
+            return value
+        raise ValueError(f"method {method!r}: parameter {key} must be one of {choices}, "
+                         f"got {value!r}")  # fmt: skip
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (kind is int and float(value) != int(value))
+    ):
+        raise ValueError(
+            f"method {method!r}: parameter {key} must be {kind.__name__}, got {value!r}"
+        )
+    return kind(value)
 
 
 def _load_plugins() -> None:

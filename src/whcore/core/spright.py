@@ -352,12 +352,12 @@ def _peel(des, readings, threshold, max_rounds):
     return *_merge(np.concatenate(all_bits), np.concatenate(all_amp)), rounds
 
 
-def _detect_reference(des, readings, threshold):
+def _detect_reference(des, readings):
     """The reference decoder: every non-zero bin whose voted frequency passes the hash check,
-    no singleton test and no peeling (the least-squares refit then sets the values)."""
+    no noise threshold, no singleton test and no peeling (least squares sets the values)."""
     found = []
     for c in range(des.stages):
-        loud = np.nonzero((readings[c] ** 2).mean(1) > threshold)[0]
+        loud = np.nonzero((readings[c] ** 2).mean(1) > 0)[0]
         bits = _vote(des, readings[c, loud])
         found.append(bits[des.bin_of(c, bits) == loud])
     bits = np.concatenate(found)
@@ -404,7 +404,7 @@ def decode(
     readings = des.observations(values)
     threshold, noise_var = _threshold(des, readings, noise_sd, factor)
     if decoder == "reference":  # detection only: the values always come from least squares
-        bits, rounds = _detect_reference(des, readings, threshold), 1
+        bits, rounds = _detect_reference(des, readings), 1
         coefs, refit = np.zeros(len(bits)), True
     else:
         rounds_cap = max_rounds if max_rounds is not None else des.stages * des.bins

@@ -88,7 +88,11 @@ def param_tag(params: dict) -> str:
     round-trips, so two different values never share a tag."""
     if not params:
         return "default"
-    return "_".join(f"{key}{canonical(value)!r}" for key, value in sorted(params.items()))
+    return "_".join(f"{key}{_tag_value(value)}" for key, value in sorted(params.items()))
+
+
+def _tag_value(value) -> str:
+    return value if isinstance(value, str) else repr(canonical(value))
 
 
 def method_grid(methods: dict) -> list[tuple[str, dict]]:
@@ -520,14 +524,18 @@ def _validator_filling_defaults():
     return jsonschema.validators.extend(base, {"properties": properties})
 
 
+def _grid_schema(info, param: str, kind: type) -> dict:
+    if kind is str:
+        items = {"enum": list(info.choices[param])}
+        return {"type": "array", "minItems": 1, "uniqueItems": True, "items": items}
+    return {"$ref": "#/$defs/int_values" if kind is int else "#/$defs/nonneg_values"}
+
+
 def _methods_schema() -> dict:
     """The schema of a ``methods`` block, from the method registry: one grid per parameter."""
     properties = {}
     for name, info in METHOD_INFO.items():
-        grids = {
-            param: {"$ref": "#/$defs/int_values" if kind is int else "#/$defs/nonneg_values"}
-            for param, kind in info.params.items()
-        }
+        grids = {param: _grid_schema(info, param, kind) for param, kind in info.params.items()}
         required = [param for param in info.params if param not in info.defaults]
         properties[name] = (
             {"type": "object", "additionalProperties": False, "required": required,

@@ -52,7 +52,10 @@ def run_job(
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
         callback, spectra = _spectrum_callback(target, scale=float(target.k))
     records = train(data, spec["method"], spec.get("params", {}), seeds, config, callback, log)
-    params = {key: float(value) for key, value in spec.get("params", {}).items()}
+    params = {
+        key: value if isinstance(value, str) else float(value)
+        for key, value in spec.get("params", {}).items()
+    }
     ident = {
         **spec["labels"],
         "method": spec["method"],

@@ -40,7 +40,7 @@ SPEC_SCHEMA = {
     "required": ["method", "data", "training", "outputs"],
     "properties": {
         "method": {"type": "string"},
-        "params": {"type": "object", "additionalProperties": {"type": "number"}},
+        "params": {"type": "object", "additionalProperties": {"type": ["number", "string"]}},
         "spectrum": {"type": "boolean", "default": False},
         "labels": {
             "description": "free-form identity columns copied into every record",

@@ -89,7 +89,7 @@ def spectrum_tables(runs, spectra, targets, figure_train_size: int) -> dict:
 
 def _params_key(params: dict) -> tuple:
     """Hyperparameters as a hashable key that compares values, not their spelling."""
-    return tuple(sorted((str(k), float(v)) for k, v in params.items()))
+    return tuple(sorted((str(k), v if isinstance(v, str) else float(v)) for k, v in params.items()))
 
 
 def _spectra_index(spectra) -> dict:
