@@ -260,3 +260,12 @@ def test_every_output_of_a_run_says_what_produced_it(tiny_run):
         assert fields <= set(read_parquet_metadata(path)["provenance"]), path
     for png in sorted((results / "figures").glob("*.png")):
         assert "whcore_version" in Image.open(png).text["whcore-provenance"], png
+
+
+def test_the_report_shows_figures_claims_provenance_and_the_configuration(tiny_run):
+    report = tiny_run / "report.html"
+    snakemake("--report", str(report), "--configfile", str(TINY), workdir=tiny_run)
+    html = report.read_text(errors="replace")
+    assert "Claims and provenance" in html and "provenance.tsv" in html and "claims.md" in html
+    assert "results/tiny/" in html and "fig5a_real_r2" in html
+    assert '\\"run_name\\": \\"tiny\\"' in html or '"run_name": "tiny"' in html  # the config

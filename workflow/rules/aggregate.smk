@@ -51,8 +51,17 @@ rule claims:
     input:
         CONTRACT.job(f"{LAYOUT.claims}.md").inputs,
     output:
-        md=f"{LAYOUT.claims}.md",
+        md=report(
+            f"{LAYOUT.claims}.md",
+            caption="../report/claims.rst",
+            category="Claims and provenance",
+        ),
         json=f"{LAYOUT.claims}.json",
+        provenance=report(
+            f"{LAYOUT.root}/provenance.tsv",
+            caption="../report/provenance.rst",
+            category="Claims and provenance",
+        ),
     log:
         f"{LAYOUT.logs}/claims.log",
     conda:

@@ -334,12 +334,18 @@ def _add_figure(sub) -> None:
 
 
 def _cmd_claims(args) -> None:
+    from ..core.io import atomic_path
     from .claims import evaluate_claims, write_claims
+    from .provenance import provenance_table
 
     spec = read_spec(args.spec)
     md, js = _outputs(spec, "md", "json")
     claims = evaluate_claims(_read_tables(args.tables))
     write_claims(claims, md, js)
+    if "provenance" in spec["outputs"]:  # what produced the tables the claims were checked on
+        (path,) = _outputs(spec, "provenance")
+        with atomic_path(path) as tmp:
+            provenance_table(args.tables).to_csv(tmp, sep="\t", index=False)
     for claim in claims:
         print(f"{claim.verdict:>14}  {claim.id}")
 

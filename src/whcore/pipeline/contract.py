@@ -480,7 +480,11 @@ class Contract:
             tables = tuple(self._tables(figure.tables))
             self.jobs[f"{stem}.pdf"] = Job("figure", canonical(spec), tables, {"figure": figure_id})
         names = [n for e, names in CLAIM_TABLES.items() if self.enabled(e) for n in names]
-        outputs = {"md": f"{self.layout.claims}.md", "json": f"{self.layout.claims}.json"}
+        outputs = {
+            "md": f"{self.layout.claims}.md",
+            "json": f"{self.layout.claims}.json",
+            "provenance": f"{self.layout.root}/provenance.tsv",
+        }
         claims = Job("claims", {"outputs": outputs}, tuple(self._tables(names)))
         self.jobs[outputs["md"]] = claims
 

@@ -13,8 +13,12 @@ import subprocess
 import time
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["LIBRARIES", "git_commit", "provenance"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["LIBRARIES", "git_commit", "provenance", "provenance_table"]
 
 LIBRARIES = ("torch", "numpy", "pandas", "scikit-learn", "xgboost-cpu", "xgboost", "pyarrow")
 _STARTED = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -75,3 +79,28 @@ def _static() -> dict:
 def provenance(device: str | None = None) -> dict:
     """This process's provenance; ``device`` is the device the job actually used."""
     return {**_static(), "device": device_name(device)}
+
+
+def provenance_table(paths) -> pd.DataFrame:
+    """One row per distinct provenance among the Parquet files ``paths`` (the tables of a run),
+    with the number of files and their names: what produced this run's results."""
+    import pandas as pd
+
+    from ..core.io import read_parquet_metadata
+
+    rows = []
+    for path in paths:
+        record = read_parquet_metadata(path).get("provenance") or {"whcore_version": "unknown"}
+        libraries = record.get("libraries", {})
+        rows.append({
+            **{k: v for k, v in record.items() if k != "libraries"},
+            "libraries": ", ".join(f"{name} {version}" for name, version in sorted(libraries.items())),
+            "file": Path(path).name,
+        })  # fmt: skip
+    frame = pd.DataFrame(rows)
+    keys = [c for c in frame.columns if c not in ("file", "started")]
+    return (
+        frame.groupby(keys, dropna=False)
+        .agg(files=("file", "count"), names=("file", ", ".join), started=("started", "min"))
+        .reset_index()
+    )

@@ -42,7 +42,7 @@ FIGURES: dict[str, Figure] = {
         "spectrum",
         "spectrum_evolution",
         "The whole spectrum (ordered by degree) during training, target spectrum beneath: "
-        "mean |coefficient| over every selected run (data seeds x training seeds) of the drawn "
+        "mean absolute coefficient over every selected run (data seeds x training seeds) of the drawn "
         "g* at the figure's train size.",
     ),
     "fig2_sae_evolution": _fig(
