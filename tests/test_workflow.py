@@ -268,4 +268,4 @@ def test_the_report_shows_figures_claims_provenance_and_the_configuration(tiny_r
     html = report.read_text(errors="replace")
     assert "Claims and provenance" in html and "provenance.tsv" in html and "claims.md" in html
     assert "results/tiny/" in html and "fig5a_real_r2" in html
-    assert '\\"run_name\\": \\"tiny\\"' in html or '"run_name": "tiny"' in html  # the config
+    assert "&quot;run_name&quot;" in html and "&quot;tiny&quot;" in html  # the configuration
