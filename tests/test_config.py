@@ -89,7 +89,8 @@ def test_edge_values_are_accepted(key, value):
 
 
 @pytest.mark.parametrize(
-    "path", ["tests/workflow/tiny.yaml", "config/quick.yaml", "config/config.yaml"]
+    "path",
+    ["tests/workflow/tiny.yaml", "config/quick.yaml", "config/faithful.yaml", "config/config.yaml"],
 )
 def test_shipped_configs_validate(path):
     validate(load(ROOT / path))
