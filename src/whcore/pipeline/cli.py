@@ -9,7 +9,6 @@ Settings that never change a result (device, threads, log frequency) are options
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -18,32 +17,11 @@ from pathlib import Path
 from .. import __version__
 from ..data import datasets
 from .provenance import provenance
+from .spec import read_spec
 
 __all__ = ["main"]
 
 DEVICE_ENV, LOG_EVERY_ENV = "WHCORE_DEVICE", "WHCORE_LOG_EVERY"
-
-
-def read_spec(text: str) -> dict:
-    """A spec given as a JSON string or as the path of a YAML/JSON file."""
-    if text.lstrip().startswith("{"):
-        try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"--spec is not valid JSON ({err}): {text[:200]!r}") from err
-    else:
-        import yaml
-
-        path = Path(text)
-        try:
-            spec = yaml.safe_load(path.read_text())
-        except OSError as err:
-            raise ValueError(f"{path}: cannot read the spec file ({err.strerror})") from err
-        except yaml.YAMLError as err:
-            raise ValueError(f"{path}: not valid YAML/JSON ({err})") from err
-    if not isinstance(spec, dict):
-        raise ValueError(f"--spec: a spec must be a mapping of fields, got {type(spec).__name__}")
-    return spec
 
 
 def _outputs(spec: dict, *names: str) -> list[str]:
@@ -159,12 +137,6 @@ def _cmd_synthetic(args) -> None:
     print(f"wrote {out}: n = {target.n}, k = {target.k}, degrees {target.degrees.tolist()}")
 
 
-def _add_synthetic(sub) -> None:
-    p = sub.add_parser("synthetic", help="draw a sparse target function g*")
-    _add_spec(p)
-    p.set_defaults(func=_cmd_synthetic)
-
-
 # --- baselines and analyses ----------------------------------------------------------------------
 
 
@@ -203,13 +175,6 @@ def _cmd_baselines(args) -> None:
     )
 
 
-def _add_baselines(sub) -> None:
-    p = sub.add_parser("baselines", help="fit a baseline family's grid on one split of a dataset")
-    _add_spec(p)
-    _add_threads(p)
-    p.set_defaults(func=_cmd_baselines)
-
-
 def _cmd_ablation(args) -> None:
     from ..core.io import write_parquet
     from ..data.loading import read_table
@@ -236,13 +201,6 @@ def _cmd_ablation(args) -> None:
     print(f"wrote {out}: {len(table)} rows")
 
 
-def _add_ablation(sub) -> None:
-    p = sub.add_parser("ablation", help="prune a random forest's exact spectrum (Figure 5c)")
-    _add_spec(p)
-    _add_threads(p)
-    p.set_defaults(func=_cmd_ablation)
-
-
 def _cmd_entacmaea_energy(args) -> None:
     from .entacmaea import write_energy_tables
 
@@ -258,16 +216,6 @@ def _cmd_entacmaea_energy(args) -> None:
     )
     shares = ", ".join(f"{d}: {f:.1%}" for d, f in zip(table["degree"], table["top_fraction"]) if f)
     print(f"wrote {out}: top-{top} energy by degree {shares}")
-
-
-def _add_entacmaea_energy(sub) -> None:
-    p = sub.add_parser(
-        "entacmaea-energy",
-        help="exact WHT of Entacmaea: energy per degree of the top coefficients (spec fields: "
-        "data, top, include_constant; outputs: table, optional coefficients)",
-    )
-    _add_spec(p)
-    p.set_defaults(func=_cmd_entacmaea_energy)
 
 
 # --- aggregation, figures, claims ----------------------------------------------------------------
@@ -404,16 +352,37 @@ def _add_data_commands(sub) -> None:
     p.set_defaults(func=_cmd_describe)
 
 
+def _add_spec_command(sub, name: str, help: str, func, threads: bool = False) -> None:
+    """A job subcommand whose only input is its spec (and, for some, a share of cores)."""
+    p = sub.add_parser(name, help=help)
+    _add_spec(p)
+    if threads:
+        _add_threads(p)
+    p.set_defaults(func=func)
+
+
+def _add_spec_commands(sub) -> None:
+    _add_spec_command(sub, "synthetic", "draw a sparse target function g*", _cmd_synthetic)
+    _add_spec_command(sub, "baselines", "fit a baseline family's grid on one split of a dataset",
+                      _cmd_baselines, threads=True)  # fmt: skip
+    _add_spec_command(sub, "ablation", "prune a random forest's exact spectrum (Figure 5c)",
+                      _cmd_ablation, threads=True)  # fmt: skip
+    _add_spec_command(
+        sub,
+        "entacmaea-energy",
+        "exact WHT of Entacmaea: energy per degree of the top coefficients (spec fields: data, "
+        "top, include_constant; outputs: table, optional coefficients)",
+        _cmd_entacmaea_energy,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="whcore", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"whcore {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (
         _add_train,
-        _add_synthetic,
-        _add_baselines,
-        _add_ablation,
-        _add_entacmaea_energy,
+        _add_spec_commands,
         _add_aggregate,
         _add_figure,
         _add_claims,

@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 BASELINE_FAMILIES = ("lasso", "rf", "xgboost")
-EXPERIMENTS = ("spectrum", "synthetic", "real", "ablation", "entacmaea_energy")
 
 # The tables each aggregation writes, and the tables the claims are checked against
 # ("ablation" stands for one table per ablation dataset).

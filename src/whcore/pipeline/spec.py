@@ -30,7 +30,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-__all__ = ["SPEC_SCHEMA", "SpecError", "load_spec", "validate_spec"]
+__all__ = ["SPEC_SCHEMA", "SpecError", "load_spec", "read_spec", "validate_spec"]
 
 _SIZE = {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "rest"}]}
 
@@ -117,15 +117,24 @@ def validate_spec(spec: dict, source: str = "spec") -> dict:
     return spec
 
 
-def load_spec(path: str | Path) -> dict:
-    """Read a YAML or JSON spec file and validate it."""
-    path = Path(path)
+def read_spec(text: str | Path) -> dict:
+    """A spec given as a JSON string or as the path of a YAML/JSON file (not validated: every
+    kind of job has its own fields)."""
+    if isinstance(text, str) and text.lstrip().startswith("{"):
+        source, reader = "--spec", lambda: json.loads(text)
+    else:
+        source, reader = str(text), lambda: yaml.safe_load(Path(text).read_text())
     try:
-        spec = yaml.safe_load(path.read_text())
+        spec = reader()
     except OSError as err:
-        raise SpecError(f"{path}: cannot read the spec file ({err.strerror})") from err
-    except yaml.YAMLError as err:
-        raise SpecError(f"{path}: not valid YAML/JSON ({err})") from err
+        raise SpecError(f"{source}: cannot read the spec file ({err.strerror})") from err
+    except (yaml.YAMLError, json.JSONDecodeError) as err:
+        raise SpecError(f"{source}: not valid YAML/JSON ({err})") from err
     if not isinstance(spec, dict):
-        raise SpecError(f"{path}: a spec must be a mapping of fields, got {type(spec).__name__}")
-    return validate_spec(spec, str(path))
+        raise SpecError(f"{source}: a spec must be a mapping of fields, got {type(spec).__name__}")
+    return spec
+
+
+def load_spec(path: str | Path) -> dict:
+    """Read a YAML or JSON training spec file and validate it."""
+    return validate_spec(read_spec(Path(path)), str(path))
