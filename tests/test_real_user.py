@@ -151,3 +151,20 @@ def test_outputs_honour_the_umask(tmp_path, data_mirror):
         os.umask(old)
     for path in (raw, tmp_path / "t.parquet"):
         assert path.stat().st_mode & 0o777 == 0o644, path
+
+
+def test_rules_find_whcore_without_an_activated_environment(tmp_path, data_mirror):
+    """`make quick` runs .venv/bin/snakemake with the user's PATH: the rules' `whcore` must be
+    the one beside Snakemake's interpreter, not whatever (or nothing) is on PATH."""
+    import subprocess
+
+    from conftest import snakemake_cmd
+
+    work = tmp_path / "work"
+    env = {"PATH": "/usr/bin:/bin", "WHCORE_DATA_MIRROR": str(data_mirror), "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [*snakemake_cmd(work, TARGET, "--cores", "1", "--configfile", str(TINY))],
+        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert sha256_of(work / TARGET) == SPEC.sha256

@@ -491,13 +491,20 @@ class Contract:
 def job_environment(config: dict, snakemake_pid: int) -> dict[str, str]:
     """What the jobs of ``config`` read from the environment: settings that never change a
     result (device, progress-log frequency, the data mirror) and so are no part of any spec,
-    and the Snakemake process a training job stops with (``guards.die_with``)."""
+    the Snakemake process a training job stops with (``guards.die_with``), and a PATH that
+    finds the `whcore` command installed beside this interpreter (`.venv/bin/snakemake` works
+    without activating the environment)."""
+    import os
+    import sys
+    from pathlib import Path
+
     from .guards import PARENT_ENV
 
     env = {
         "WHCORE_DEVICE": config["device"],
         "WHCORE_LOG_EVERY": str(config["log_every"]),
         PARENT_ENV: str(snakemake_pid),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
     if config["data_mirror"]:
         env["WHCORE_DATA_MIRROR"] = config["data_mirror"]
