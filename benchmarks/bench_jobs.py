@@ -1,12 +1,13 @@
 """Per-job training times of the paper grid (config/config.yaml), for the wall-time estimate of
 the README's cluster section.
 
-For one representative job per (experiment, method) -- the median train size of its group --
-the job is run twice with small epoch budgets (1 and 2 epochs, no early stopping) on this
-machine; the difference gives the seconds per epoch (training and evaluation), the rest is the
-job's fixed cost (data, setup). Jobs that train their seeds one after another (vectorize: false)
-are measured with one seed and scaled by the number of seeds; stacked jobs with all seeds. A
-job's time is then fixed + epochs x per-epoch for an assumed number of epochs per model.
+For one representative job per (experiment, method, stacked or one model at a time) -- the
+median train size of its jobs -- the job is run twice with small epoch budgets (1 and 2 epochs,
+no early stopping) on this machine; the difference gives the seconds per epoch (training and
+evaluation), the rest is the job's fixed cost (data, setup). Jobs that train their networks one
+after another (the timed cells, or vectorize: false) are measured with one network and scaled by
+the number of networks (seeds x configurations); stacked jobs with all of them. A job's time is
+then fixed + epochs x per-epoch for an assumed number of epochs per model.
 
     python benchmarks/bench_jobs.py [--epochs 100] [--device cpu] [--threads 1]
 
@@ -32,17 +33,101 @@ from whcore.pipeline.contract import Contract, validate_config
 from whcore.pipeline.jobs import run_job
 
 REPO = Path(__file__).resolve().parents[1]
-DEVICE = "cpu"
 
 
-def timed(spec: dict, epochs: int) -> float:
+def timed(spec: dict, epochs: int, device: str) -> float:
+    """Seconds of one run of ``spec`` for ``epochs`` epochs (no early stopping). A job that
+    trains its networks one after another is run with one network (``networks`` scales it)."""
     spec = copy.deepcopy(spec)
     spec["training"].update(epochs=epochs, patience=epochs + 1)
-    if not spec["training"].get("vectorize", True):
+    if not spec["training"]["vectorize"]:
         spec["training"]["seeds"] = spec["training"]["seeds"][:1]
+        spec["grid"] = spec["grid"][:1]
     start = time.perf_counter()
-    run_job(spec, DEVICE, log=lambda msg: None)
+    run_job(spec, device, log=lambda msg: None)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
     return time.perf_counter() - start
+
+
+def networks(spec: dict) -> int:
+    """How many networks a job trains: every seed of every configuration of its grid."""
+    return len(spec["training"]["seeds"]) * len(spec["grid"])
+
+
+def paper_contract() -> Contract:
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    validate_config(config, str(REPO / "workflow/schemas/config.schema.yaml"))
+    return Contract(config)
+
+
+def materialize(contract: Contract, spec: dict, tmp: Path) -> dict | None:
+    """A copy of a training spec whose data exist: its g* written under ``tmp`` (once), a real
+    dataset read from resources/ (None when it is missing)."""
+    spec = copy.deepcopy(spec)
+    data = spec["data"]
+    if data["source"] == "synthetic":
+        target = contract.jobs[data["path"]].spec
+        path = tmp / data["path"].replace("/", "_")
+        if not path.exists():
+            g = (
+                degree_ladder(target["n"], target["max_degree"], target["seed"])
+                if target["family"] == "degree_ladder"
+                else random_sparse(target["n"], target["k"], target["max_degree"], target["seed"])
+            )
+            g.to_json(path)
+        data["path"] = str(path)
+    else:
+        data["path"] = str(REPO / data["path"])
+        if not Path(data["path"]).exists():
+            return None
+    return spec
+
+
+def cost_table(device: str, epochs: int) -> tuple[list[dict], float]:
+    """One row per (experiment, method, stacked or not): its jobs, a representative job's
+    fixed and per-epoch seconds, the job and group hours; and the grid's total hours."""
+    contract = paper_contract()
+    tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
+    groups = defaultdict(list)
+    for job in contract.jobs.values():
+        if job.kind == "train":
+            stacked = "stacked" if job.spec["training"]["vectorize"] else "one by one"
+            groups[(job.labels["experiment"], job.spec["method"], stacked)].append(job)
+    rows, total = [], 0.0
+    # EN-S last: its epochs are by far the slowest (it evaluates the network on all of SPRIGHT's
+    # samples every step).
+    for (experiment, method, stacked), jobs in sorted(
+        groups.items(), key=lambda kv: (kv[0][1] == "ens", kv[0])
+    ):
+        jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
+        job = jobs[len(jobs) // 2]
+        spec = materialize(contract, job.spec, tmp)
+        if spec is None:
+            print(f"skip {experiment}/{method}: {job.spec['data']['path']} missing")
+            continue
+        t1, t2 = timed(spec, 1, device), timed(spec, 2, device)
+        per_epoch = max(t2 - t1, 0.0)
+        fixed = max(t1 - per_epoch, 0.0)
+        scale = 1 if spec["training"]["vectorize"] else networks(spec)
+        job_s = scale * (fixed + epochs * per_epoch)
+        total += job_s * len(jobs)
+        rows.append(
+            {
+                "experiment": experiment,
+                "method": method,
+                "training": stacked,
+                "jobs": len(jobs),
+                "example": job.spec["outputs"]["records"],
+                "networks": networks(spec),
+                "per_epoch_s": round(per_epoch * scale, 3),
+                "fixed_s": round(fixed * scale, 2),
+                "job_s": round(job_s, 1),
+                "group_h": round(job_s * len(jobs) / 3600, 2),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+    return rows, total / 3600
 
 
 def main() -> None:
@@ -53,80 +138,43 @@ def main() -> None:
         default=100,
         help="assumed epochs per model until early stopping (default 100)",
     )
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:K")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--out", help="also write the table here (JSON)")
+    parser.add_argument("--markdown", help="also write the table here (Markdown, for the README)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-
-    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
-    validate_config(config, str(REPO / "workflow/schemas/config.schema.yaml"))
-    global DEVICE
-    DEVICE = args.device
-    contract = Contract(config)
-    tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
-    targets = {}
-    for path, job in contract.jobs.items():
-        if job.kind == "target":
-            targets[path] = (job.spec, tmp / path.replace("/", "_"))
-    groups = defaultdict(list)
-    for job in contract.jobs.values():
-        if job.kind == "train":
-            groups[(job.labels["experiment"], job.spec["method"])].append(job)
-
-    rows, total = [], 0.0
-    # EN-S last: its epochs are by far the slowest (it evaluates the network on all of SPRIGHT's
-    # samples every step).
-    for (experiment, method), jobs in sorted(
-        groups.items(), key=lambda kv: (kv[0][1] == "ens", kv[0])
-    ):
-        jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
-        job = jobs[len(jobs) // 2]
-        spec = copy.deepcopy(job.spec)
-        data = spec["data"]
-        if data["source"] == "synthetic":
-            target, path = targets[data["path"]]
-            if not path.exists():
-                g = (
-                    degree_ladder(target["n"], target["max_degree"], target["seed"])
-                    if target["family"] == "degree_ladder"
-                    else random_sparse(
-                        target["n"], target["k"], target["max_degree"], target["seed"]
-                    )
-                )
-                g.to_json(path)
-            data["path"] = str(path)
-        else:
-            data["path"] = str(REPO / data["path"])
-            if not Path(data["path"]).exists():
-                print(f"skip {experiment}/{method}: {data['path']} missing")
-                continue
-        t1, t2 = timed(spec, 1), timed(spec, 2)
-        per_epoch = max(t2 - t1, 0.0)
-        fixed = max(t1 - per_epoch, 0.0)
-        scale = 1 if spec["training"].get("vectorize", True) else len(spec["training"]["seeds"])
-        job_s = scale * (fixed + args.epochs * per_epoch)
-        total += job_s * len(jobs)
-        rows.append(
-            {
-                "experiment": experiment,
-                "method": method,
-                "jobs": len(jobs),
-                "example": job.spec["outputs"]["records"],
-                "seeds": len(spec["training"]["seeds"]),
-                "per_epoch_s": round(per_epoch * scale, 3),
-                "fixed_s": round(fixed * scale, 2),
-                "job_s": round(job_s, 1),
-                "group_h": round(job_s * len(jobs) / 3600, 1),
-            }
-        )
-        print(json.dumps(rows[-1]), flush=True)
+    rows, total_h = cost_table(args.device, args.epochs)
     print(
-        f"total: {sum(r['jobs'] for r in rows)} training jobs, {total / 3600:.0f} job-hours at "
+        f"total: {sum(r['jobs'] for r in rows)} training jobs, {total_h:.1f} job-hours at "
         f"{args.epochs} epochs per model on {args.device} ({args.threads} thread(s))"
     )
     if args.out:
-        Path(args.out).write_text(json.dumps({"rows": rows, "total_h": total / 3600}, indent=1))
+        Path(args.out).write_text(json.dumps({"rows": rows, "total_h": total_h}, indent=1))
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(rows, total_h, args))
+
+
+def markdown(rows: list[dict], total_h: float, args) -> str:
+    """The cost table as the README shows it."""
+    device = args.device
+    if device.startswith("cuda"):
+        device = torch.cuda.get_device_name(torch.device(device))
+    lines = [
+        f"Measured on {device} at {args.epochs} epochs per model "
+        f"(benchmarks/bench_jobs.py, torch {torch.__version__}).",
+        "",
+        "| experiment | method | training | jobs | networks per job | fixed s | s per epoch "
+        "| hours |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['experiment']} | {r['method']} | {r['training']} | {r['jobs']} | "
+            f"{r['networks']} | {r['fixed_s']} | {r['per_epoch_s']} | {r['group_h']} |"
+        )
+    lines.append(f"| **all** | | | {sum(r['jobs'] for r in rows)} | | | | **{total_h:.1f}** |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

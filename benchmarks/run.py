@@ -15,6 +15,8 @@
    (236, 1), batch 16, b in 7, 10, 13 (b <= n) and b = 16 on avGFP (n = 236, c = 1, the only
    network the paper hashes with b = 16); plus the peak memory of a b = 16 step on avGFP.
 3. ens: EN-S vs HashWH epoch time in the paper's runtime setting (``bench_ens.bench_epoch``).
+   ens_throughput (not in the default parts): one EN-S step against plain batched matrix
+   products of the network's shapes on SPRIGHT's points (achieved FLOP/s), 1 and 45 members.
 4. vectorize: 5 training seeds as one stacked model vs one by one, for the spectrum-evolution
    job (n = 10, width 10, batch 16, train 200, with its per-epoch exact spectrum) and the
    Entacmaea job (n = 13, width 10, batch 16, train 200), standard and HashWH; and the largest
@@ -40,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -298,6 +301,63 @@ def bench_ens_epoch(device: torch.device, quick: bool) -> dict:
     return bench_ens.bench_epoch(n, c, epochs, repeats, str(device))
 
 
+# --------------------------------------------------- 3b. EN-S step against plain matrix products
+def _plain_products(model: MLP, points: torch.Tensor):
+    """Forward and backward of the same batched matrix products as the network on ``points``,
+    nothing else (no biases, activations, loss or optimizer): the throughput ceiling."""
+    weights = [w.detach().clone().requires_grad_(True) for w in model.weights]
+
+    def products():
+        h = points
+        for w in weights:
+            h = torch.bmm(h, w)
+        h.sum().backward()
+
+    return products
+
+
+def bench_ens_throughput(device: torch.device, reps: int, settings=((50, 2, 7, 3),)) -> list[dict]:
+    """One EN-S training step (minibatch and penalty over all of SPRIGHT's samples, backward,
+    Adam) against plain batched matrix products of the network's shapes on the same points:
+    achieved FLOP/s (forward + backward = 3 x the forward's 2 x multiply-adds). A job's EN-S
+    group stacks 9 configurations x 5 seeds = 45 members; 1 member is the paper's one model."""
+    rows = []
+    for n, c, m, d in settings:
+        params = {"lam": 0.1, "rho": 0.01, "m": m, "d": d}
+        for members in (1, 45):
+            seeds = list(range(members))
+            ens = partial(make_regularizer, "ens", params)
+            step_fn = _stepper(n, c, ens, device, seeds=seeds, batch=128)
+            model = MLP(n, c, seeds=seeds, device=device)
+            points = ens(Context(n, seeds, device)).points
+            times = interleaved(
+                {"ens": step_fn, "plain": _plain_products(model, points)}, device, reps
+            )
+            macs = (
+                points.shape[0]
+                * points.shape[1]
+                * sum(w.shape[1] * w.shape[2] for w in model.weights)
+            )
+            flops = 3 * 2 * macs
+            row = {
+                "n": n, "c": c, "m": m, "d": d, "members": members,
+                "points": int(points.shape[1]),
+                "ens_step_s": med(times["ens"]),
+                "plain_s": med(times["plain"]),
+                "ens_tflops": flops / med(times["ens"]) / 1e12,
+                "plain_tflops": flops / med(times["plain"]) / 1e12,
+                "ens_over_plain_throughput": 1 / ratio(times, "ens", "plain"),
+            }  # fmt: skip
+            rows.append(row)
+            print(
+                f"ens step n={n} c={c} m={m} d={d} members={members}: {row['ens_step_s'] * 1e3:.2f}"
+                f" ms vs plain products {row['plain_s'] * 1e3:.2f} ms, throughput ratio "
+                f"{row['ens_over_plain_throughput']:.2f}",
+                flush=True,
+            )
+    return rows
+
+
 # ------------------------------------------------------------- 4. vectorized vs one by one
 def spectrum_job():
     """The spectrum-evolution job: g* on n = 10 (degree <= 5), train 200, validation the rest,
@@ -476,6 +536,13 @@ def summary(result: dict) -> str:
             lines.append(
                 f"| 3 EN-S / HashWH epoch | n={ens['n']} c={ens['c']} {key} | | {value:.2f} | | |"
             )
+    for r in result.get("ens_throughput", []):
+        lines.append(
+            f"| 3b EN-S step / plain products | n={r['n']} c={r['c']} m={r['m']} "
+            f"{r['members']} member(s) | {r['ens_tflops']:.3f} vs {r['plain_tflops']:.3f} TFLOP/s"
+            f" | {r['ens_over_plain_throughput']:.2f} | >= 0.5 (GPU) | "
+            f"{'yes' if r['ens_over_plain_throughput'] >= 0.5 else 'no'} |"
+        )
     for r in result.get("vectorize", []):
         name = r["method"] + (f" b={r['b']}" if "b" in r else "")
         target = ">= 3x" if r["setting"].startswith("spectrum") else ""
@@ -535,6 +602,8 @@ def main(argv=None) -> None:
         result["memory"] = bench_memory(device, (1,) if args.quick else (1, 5))
     if "ens" in parts:
         result["ens"] = bench_ens_epoch(device, args.quick)
+    if "ens_throughput" in parts:
+        result["ens_throughput"] = bench_ens_throughput(device, reps)
     if "vectorize" in parts:
         result["vectorize"] = bench_vectorize(device, args.quick)
     if "workflow" in parts:

@@ -21,6 +21,12 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
 
 
+def paper_contract() -> Contract:
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    validate_config(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    return Contract(config)
+
+
 def contract(**changes) -> Contract:
     config = yaml.safe_load(TINY.read_text())
     for dotted, value in changes.items():
@@ -82,7 +88,7 @@ def test_every_job_kind_of_the_tiny_config():
 
 def test_a_spec_holds_what_determines_the_result_only():
     train = next(job for job in contract().jobs.values() if job.kind == "train")
-    assert set(train.spec) == {"labels", "method", "params", "data", "training", "spectrum",
+    assert set(train.spec) == {"labels", "method", "grid", "data", "training", "spectrum",
                                "outputs"}  # fmt: skip
     assert "device" not in train.spec["training"] and "log_every" not in train.spec["training"]
     assert train.spec["training"]["lr"] == 0.01  # defaults filled: one spec per job
@@ -103,7 +109,7 @@ def test_run_names_separate_outputs_and_unknown_paths_are_named():
     other = contract(run_name="other")
     assert all(path.startswith("results/other/") for path in other.jobs)
     with pytest.raises(ValueError, match="not part of the configured grid"):
-        other.job("results/other/runs/real/gb1/standard/default/size7_dseed0.parquet")
+        other.job("results/other/runs/real/gb1/standard/default/size7_dseed0")
 
 
 def test_a_disabled_experiment_has_no_jobs_or_figures():
@@ -121,4 +127,39 @@ def test_the_ens_decoder_is_a_grid_parameter():
     jobs = contract(**{"spectrum.methods.ens.decoder": ["reference"]}).jobs.values()
     specs = [j.spec for j in jobs if j.kind == "train" and j.spec["method"] == "ens"
              and j.labels["experiment"] == "spectrum"]  # fmt: skip
-    assert specs and all(s["params"]["decoder"] == "reference" for s in specs)
+    assert specs and all(s["grid"][0]["decoder"] == "reference" for s in specs)
+
+
+def test_one_job_trains_the_weights_of_a_method_and_b_together():
+    """The paper grid: every lam (and rho) of one method and b, every seed, in one job; the
+    training jobs number in the low thousands (15,020 configurations)."""
+    jobs = [j for j in paper_contract().jobs.values() if j.kind == "train"]
+    assert sum(len(j.spec["grid"]) for j in jobs) == 15020
+    assert len(jobs) == 5 * 5 * 4 * 6 + 3 * 3 * 8 * 5 * 5 + 3 * 10 * 5 * 5 + 10 * 5 * 6
+    hashwh = next(j for j in jobs if j.spec["method"] == "hashwh")
+    assert [(p["b"], p["lam"]) for p in hashwh.spec["grid"]] == [
+        (5, 0.0001), (5, 0.001), (5, 0.01), (5, 0.1)
+    ]  # fmt: skip
+    assert hashwh.spec["outputs"]["records"].endswith("/hashwh/b5/size100_dseed0")
+    ens = next(j for j in jobs if j.spec["method"] == "ens")
+    assert len(ens.spec["grid"]) == 9 and ens.spec["outputs"]["records"].endswith(
+        "/m5/size100_dseed0"
+    )
+
+
+def test_timed_cells_train_one_model_at_a_time():
+    """Figures 4b, A6 and the speed-up claim read per-model times of the synthetic draw
+    figure_draw, Figure 5b those of real.runtime_dataset: those jobs never stack."""
+    jobs = [j for j in paper_contract().jobs.values() if j.kind == "train"]
+    for job in jobs:
+        timed = (
+            job.spec["labels"].get("draw") == 0
+            if job.labels["experiment"] == "synthetic"
+            else job.spec["labels"]["dataset"] == "gb1"
+            if job.labels["experiment"] == "real"
+            else False
+        )
+        if timed:
+            assert job.spec["training"]["vectorize"] is False, job.spec["outputs"]
+    synthetic = [j for j in jobs if j.labels["experiment"] == "synthetic"]
+    assert any(j.spec["training"]["vectorize"] for j in synthetic)

@@ -62,7 +62,8 @@ def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:
 
 
 def run_file(method: str, tag: str, kind: str = "runs") -> str:
-    return f"results/tiny/{kind}/spectrum/draw0/{method}/{tag}/size30_dseed0.parquet"
+    """A training job's output folder (one file per configuration inside)."""
+    return f"results/tiny/{kind}/spectrum/draw0/{method}/{tag}/size30_dseed0"
 
 
 def wait_for(predicate, timeout: float, what: str, proc=None):
@@ -160,7 +161,7 @@ def test_sigkill_mid_training_leaves_no_output(tmp_path):
         },
         "training": {"seeds": [0, 1], "epochs": 5000, "patience": 5000, "width": 2},
     }
-    out, spectra = tmp_path / "out" / "runs.parquet", tmp_path / "out" / "spectra.parquet"
+    out, spectra = tmp_path / "out" / "runs", tmp_path / "out" / "spectra"
     spec["outputs"] = {"records": str(out), "spectra": str(spectra)}
     proc = subprocess.Popen(
         [
@@ -179,6 +180,8 @@ def test_sigkill_mid_training_leaves_no_output(tmp_path):
         text=True,
     )
     try:
+        line = proc.stdout.readline()
+        assert line.startswith("training 1 configuration(s) x 2 seed(s)"), line
         line = proc.stdout.readline()  # the first progress line: it is training
         assert line.startswith("epoch 1:"), line
         proc.send_signal(signal.SIGKILL)
@@ -202,9 +205,9 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
         log_every=1,
     )
     work = tmp_path / "work"
-    victim, other = run_file("hashwh", "b3_lam0.01"), run_file("standard", "default")
+    victim, other = run_file("hashwh", "b3"), run_file("standard", "default")
     targets = [victim, other]
-    victim_log = work / "logs/tiny/runs/spectrum/draw0/hashwh/b3_lam0.01/size30_dseed0.log"
+    victim_log = work / "logs/tiny/runs/spectrum/draw0/hashwh/b3/size30_dseed0.log"
 
     first, pid = start_and_find_trainer(work, config, victim_log, victim, "--keep-going", *targets)
     try:
@@ -215,8 +218,8 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
     assert first.returncode != 0, out[-3000:]
     assert "Error in rule train_spectrum" in out
     assert not (work / victim).exists() and leftovers(work / victim) == []
-    assert not (work / run_file("hashwh", "b3_lam0.01", "spectra")).exists()
-    assert (work / other).is_file()  # the other job was not harmed (--keep-going)
+    assert not (work / run_file("hashwh", "b3", "spectra")).exists()
+    assert (work / other).is_dir()  # the other job was not harmed (--keep-going)
 
     kept = [
         work / other,
@@ -264,8 +267,8 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
             "training": {"seeds": [0, 1], "epochs": 5, "patience": 5, "width": 2},
         }
         name = f"{method}_{len(runs)}"
-        runs.append(str(tmp_path / f"{name}.parquet"))
-        spectra.append(str(tmp_path / f"{name}_spectra.parquet"))
+        runs.append(str(tmp_path / name))
+        spectra.append(str(tmp_path / f"{name}_spectra"))
         spec["outputs"] = {"records": runs[-1], "spectra": spectra[-1]}
         assert (
             whcore(["train", "--spec", json.dumps(spec), "--device", "cpu", "--log-every", "0"])

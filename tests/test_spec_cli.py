@@ -75,26 +75,70 @@ def test_unreadable_spec(tmp_path):
 
 def test_train_cli_writes_records_and_spectra(target, tmp_path):
     spec = tmp_path / "spec.json"
-    out, spectra = tmp_path / "runs" / "r.parquet", tmp_path / "runs" / "s.parquet"
+    out, spectra = tmp_path / "runs" / "r", tmp_path / "runs" / "s"
     outputs = {"records": str(out), "spectra": str(spectra)}
     spec.write_text(json.dumps(spec_for(target, spectrum=True, outputs=outputs)))
     assert main(["train", "--spec", str(spec), "--device", "cpu", "--log-every", "1"]) == 0
-    records = pd.read_parquet(out)
+    records = pd.read_parquet(out / "b4_lam0.01.parquet")
     assert set(records["seed"]) == {0, 1} and (records["method"] == "hashwh").all()
     assert {"sae_support", "sae_full", "energy_deg3", "sae_deg3"} <= set(records.columns)
-    wide = pd.read_parquet(spectra)
+    wide = pd.read_parquet(spectra / "b4_lam0.01.parquet")
     assert wide.shape == (len(records), 2 + 2**8)
-    assert read_parquet_metadata(out)["spec"]["params"] == {"lam": 0.01, "b": 4}
-    assert sorted(p.name for p in out.parent.iterdir()) == ["r.parquet", "s.parquet"]
+    meta = read_parquet_metadata(out / "b4_lam0.01.parquet")
+    assert meta["spec"]["grid"] == [{"lam": 0.01, "b": 4}] and meta["params"] == {
+        "lam": 0.01,
+        "b": 4,
+    }
+    assert sorted(p.name for p in out.parent.iterdir()) == ["r", "s"]
+
+
+def test_a_grid_job_writes_one_file_per_configuration(target, tmp_path):
+    """Each configuration of a grid gets the records it would get trained alone."""
+    grid = [{"lam": 0.01, "b": 4}, {"lam": 1.0, "b": 4}]
+    out = tmp_path / "grid"
+    spec = spec_for(target, grid=grid, outputs={"records": str(out)})
+    del spec["params"]
+    assert main(["train", "--spec", json.dumps(spec), "--device", "cpu"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["b4_lam0.01.parquet", "b4_lam1.parquet"]
+    for params in grid:
+        alone = tmp_path / f"alone{params['lam']}"
+        assert main(["train", "--spec", json.dumps(spec_for(
+            target, params=params, outputs={"records": str(alone)}
+        )), "--device", "cpu"]) == 0  # fmt: skip
+        (written,) = alone.iterdir()
+        together = pd.read_parquet(out / written.name)
+        assert (together["lam"] == params["lam"]).all()
+        pd.testing.assert_frame_equal(
+            together.filter(regex="_(mse|r2)$"), pd.read_parquet(written).filter(regex="_(mse|r2)$"),
+            rtol=1e-4, atol=1e-6,
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "grid,message",
+    [
+        ([{"lam": 0.1, "b": 4}, {"lam": 0.1, "b": 4.0}], "appears twice"),
+        ([{"lam": 0.1, "b": 4}, {"lam": 0.1, "b": 5}], "must share ['b']"),
+    ],
+)
+def test_bad_grids_are_refused(target, tmp_path, capsys, grid, message):
+    spec = spec_for(target, grid=grid, outputs={"records": str(tmp_path / "g")})
+    del spec["params"]
+    assert main(["train", "--spec", json.dumps(spec), "--device", "cpu"]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "g").exists()
+    both = spec_for(target, grid=grid)
+    with pytest.raises(SpecError, match="either params .* or grid"):
+        validate_spec(both)
 
 
 def test_failing_job_leaves_no_output(target, tmp_path, capsys):
-    out = tmp_path / "r.parquet"
+    out = tmp_path / "r"
     outputs = {"records": str(out)}
     bad = json.dumps(spec_for(target, params={"lam": 0.1, "b": 9}, outputs=outputs))  # b > n = 8
     assert main(["train", "--spec", bad]) == 2
     assert "b = 9" in capsys.readouterr().err
-    assert not out.exists() and list(tmp_path.glob(".r.parquet*")) == []
+    assert not out.exists() and list(tmp_path.glob(".r.*")) == []
     unknown = json.dumps(spec_for(target, method="lasso2", outputs=outputs))
     assert main(["train", "--spec", unknown]) == 2
     assert "unknown method 'lasso2'" in capsys.readouterr().err

@@ -129,3 +129,112 @@ def test_bad_methods_and_params():
         TrainConfig(epochs=0)
     with pytest.raises(ValueError, match="seed"):
         train(sparse_data(), "standard", {}, [], TrainConfig(**FAST))
+
+
+@pytest.mark.parametrize(
+    "method,grid",
+    [
+        ("hashwh", [{"lam": 0.001, "b": 5}, {"lam": 0.1, "b": 5}, {"lam": 1.0, "b": 5}]),
+        ("fullwh", [{"lam": 0.01}, {"lam": 1.0}]),
+        (
+            "ens",
+            [{"lam": 0.1, "rho": 0.01, "m": 3, "d": 1}, {"lam": 1, "rho": 0.1, "m": 3, "d": 1}],
+        ),
+    ],
+)
+def test_a_stacked_grid_equals_each_configuration_alone(method, grid):
+    """One stacked model of every (configuration, seed) gives each configuration the records
+    it gets trained on its own, to float32 rounding: same initial weights, batches and hashing
+    matrices per seed, its own weight per member."""
+    from whcore.core.training import train_grid
+
+    data, cfg = sparse_data(n=8, train_size=100), TrainConfig(**{**FAST, "epochs": 5})
+    together = train_grid(data, method, grid, [3, 4], cfg)
+    assert together["stack_size"].eq(len(grid) * 2).all()
+    assert together.groupby("config")["seed"].unique().map(list).tolist() == [[3, 4]] * len(grid)
+    for index, params in enumerate(grid):
+        alone = train(data, method, params, [3, 4], cfg)
+        mine = together[together["config"] == index].reset_index(drop=True)
+        assert mine[["seed", "epoch"]].equals(alone[["seed", "epoch"]])
+        for col in ("train_mse", "val_mse", "test_mse"):
+            np.testing.assert_allclose(mine[col], alone[col], rtol=1e-4, atol=1e-6)
+    # the weights matter: the largest and smallest lam end apart
+    first, last = together[together["config"] == 0], together[together["config"] == len(grid) - 1]
+    assert not np.allclose(first["train_mse"].iloc[-1], last["train_mse"].iloc[-1])
+
+
+def test_one_model_at_a_time_times_each_model_alone():
+    from whcore.core.training import train_grid
+
+    cfg = TrainConfig(**{**FAST, "epochs": 2, "vectorize": False})
+    records = train_grid(sparse_data(), "hashwh", [{"lam": 0.1, "b": 4}] * 1, [0, 1], cfg)
+    assert records["stack_size"].eq(1).all() and set(records["seed"]) == {0, 1}
+
+
+def test_stacked_members_must_share_what_shapes_the_computation():
+    ctx = Context(n=9, seeds=[0, 0], device="cpu")
+    with pytest.raises(ValueError, match=r"must share \['b'\]"):
+        make_regularizer("hashwh", [{"lam": 0.1, "b": 4}, {"lam": 0.1, "b": 5}], ctx)
+    with pytest.raises(ValueError, match="3 parameter sets for 2 members"):
+        make_regularizer("fullwh", [{"lam": 0.1}] * 3, ctx)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        make_regularizer(
+            "ens", [{"lam": 0.1, "rho": -1, "m": 3}, {"lam": 1, "rho": 1, "m": 3}], ctx
+        )
+
+
+def test_reduced_precision_is_opt_in_and_checked():
+    assert TrainConfig().precision == "fp32"
+    with pytest.raises(ValueError, match="precision must be one of"):
+        TrainConfig(precision="fp16")
+    cfg = TrainConfig(**{**FAST, "epochs": 3, "precision": "bf16"})
+    bf16 = train(sparse_data(), "hashwh", {"lam": 0.01, "b": 5}, [0], cfg)
+    fp32 = train(
+        sparse_data(), "hashwh", {"lam": 0.01, "b": 5}, [0], TrainConfig(**{**FAST, "epochs": 3})
+    )
+    assert np.isfinite(bf16["val_mse"]).all()
+    assert not np.allclose(bf16["val_mse"].iloc[1:], fp32["val_mse"].iloc[1:], rtol=1e-6)
+
+
+def test_the_stopwatch_adds_up_blocks():
+    import time
+
+    import torch
+
+    from whcore.core.training import Stopwatch
+
+    watch = Stopwatch(torch.device("cpu"))
+    for _ in range(3):
+        with watch:
+            time.sleep(0.01)
+    assert 0.03 <= watch.seconds() < 0.5
+
+
+@pytest.mark.gpu
+def test_a_stacked_grid_on_cuda_matches_the_cpu():
+    from whcore.core.training import train_grid
+
+    grid = [{"lam": 0.01, "b": 5}, {"lam": 0.1, "b": 5}]
+    data = sparse_data(n=8, train_size=100)
+    cpu = train_grid(data, "hashwh", grid, [0, 1], TrainConfig(**{**FAST, "epochs": 3}))
+    cuda = train_grid(
+        data, "hashwh", grid, [0, 1], TrainConfig(**{**FAST, "epochs": 3, "device": "cuda"})
+    )
+    assert cpu[["config", "seed", "epoch"]].equals(cuda[["config", "seed", "epoch"]])
+    np.testing.assert_allclose(cuda["val_mse"], cpu["val_mse"], rtol=1e-3, atol=1e-5)
+    assert (cuda["epoch_time"].iloc[1:] > 0).all() and (cuda["reg_time"].iloc[1:] > 0).all()
+
+
+@pytest.mark.gpu
+def test_the_cuda_stopwatch_measures_device_time():
+    import torch
+
+    from whcore.core.training import Stopwatch
+
+    device = torch.device("cuda")
+    x = torch.randn(2048, 2048, device=device)
+    watch = Stopwatch(device)
+    for _ in range(3):
+        with watch:
+            x = (x @ x).tanh()
+    assert watch._spans and watch.seconds() > 0 and not watch._spans

@@ -14,13 +14,16 @@ from whcore.pipeline.contract import (
     validate_config,
 )
 from whcore.pipeline.figures.registry import FIGURES
+from whcore.pipeline.deploy import conda_env_file
 from whcore.pipeline.guards import hold_run_lock
 
 validate_config(
     config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
 )
 
-ENV = "../../envs/whcore.yaml"
+# `--sdm conda`: every job's environment installs this checkout (envs/whcore.yaml, rendered
+# with the checkout's absolute path, since Snakemake copies the file before creating it).
+ENV = conda_env_file(workflow.basedir)
 CONTRACT = Contract(config)
 LAYOUT = CONTRACT.layout
 METHODS = "|".join(METHOD_INFO)

@@ -1,18 +1,23 @@
-# Network training: one job per (experiment, dataset or g*, method, hyperparameters,
-# train size, data seed); all training seeds inside the job. The spec (a rule param, so
-# Snakemake reruns a job exactly when its spec changes) names the job's outputs.
+# Network training: one job per (experiment, dataset or g*, method, group, train size, data
+# seed). A group holds the configurations that differ only in their weights (every lam and
+# rho of one method and b); the job trains them and all training seeds together and writes a
+# folder with one file per configuration. The spec (a rule param, so Snakemake reruns a job
+# exactly when its spec changes) names the job's outputs.
 
 
 rule train:
     input:
         CONTRACT.inputs_of(LAYOUT.records),
     output:
-        records=LAYOUT.records,
+        records=directory(LAYOUT.records),
     log:
         LAYOUT.log(LAYOUT.records),
     wildcard_constraints:
         experiment="synthetic|real",
         method=METHODS,
+        group=r"[^/]+",
+        size=r"\d+",
+        dseed=r"\d+",
     conda:
         ENV
     threads: config["train_threads"]
@@ -33,12 +38,15 @@ use rule train as train_spectrum with:
     input:
         CONTRACT.inputs_of(SPECTRUM_RECORDS),
     output:
-        records=SPECTRUM_RECORDS,
-        spectra=LAYOUT.spectra.replace("{experiment}", "spectrum"),
+        records=directory(SPECTRUM_RECORDS),
+        spectra=directory(LAYOUT.spectra.replace("{experiment}", "spectrum")),
     log:
         LAYOUT.log(SPECTRUM_RECORDS),
     wildcard_constraints:
         method=METHODS,
+        group=r"[^/]+",
+        size=r"\d+",
+        dseed=r"\d+",
     resources:
         gpu=GPU,
         mem_mb=4000,

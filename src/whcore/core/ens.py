@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .methods import METHOD_INFO
-from .regularizers import Context, Regularizer, register
+from .regularizers import Context, Regularizer, member_weight, register
 from .rng import derive_seed
 from .spright import SprightDesign, decode
 
@@ -42,22 +42,32 @@ class ENS(Regularizer):
     name = "ens"
     PARAMS = METHOD_INFO[name].params
     DEFAULTS = METHOD_INFO[name].defaults
+    PER_MEMBER = METHOD_INFO[name].per_member
 
     def __init__(
-        self, ctx: Context, lam: float, rho: float, m: int, d: int = 3, decoder: str = "robust"
+        self,
+        ctx: Context,
+        lam: float | torch.Tensor,
+        rho: float | torch.Tensor,
+        m: int,
+        d: int = 3,
+        decoder: str = "robust",
     ):
         super().__init__(ctx, lam=lam, rho=rho, m=m, d=d, decoder=decoder)
         self.decoder = decoder
-        if lam < 0 or rho < 0:
+        if min(torch.as_tensor(lam).min(), torch.as_tensor(rho).min()) < 0:
             raise ValueError(f"ens: lam and rho must be >= 0, got lam = {lam}, rho = {rho}")
         if not 1 <= m <= ctx.n:
             raise ValueError(f"ens: the hash size m = {m} must satisfy 1 <= m <= n = {ctx.n}")
         if d < 1:
             raise ValueError(f"ens: d (delay pairs per bit) must be >= 1, got {d}")
-        self.weight = lam * rho / 2
-        self.designs = [
-            SprightDesign(ctx.n, m, d, derive_seed(seed, "spright")) for seed in ctx.seeds
-        ]
+        self.weight = member_weight(lam * rho / 2, ctx)
+        # Members with the same seed (configurations of one stack) share one design.
+        shared = {
+            seed: SprightDesign(ctx.n, m, d, derive_seed(seed, "spright"))
+            for seed in dict.fromkeys(ctx.seeds)
+        }
+        self.designs = [shared[seed] for seed in ctx.seeds]
         self.sizes = [len(des.points) for des in self.designs]
         self.points, self.mean_weights = self._stack_points()
         self.hu = torch.zeros_like(self.mean_weights)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -12,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["atomic_path", "read_parquet_metadata", "write_parquet"]
+__all__ = ["atomic_folder", "atomic_path", "read_parquet_metadata", "write_parquet"]
 
 
 def _current_umask() -> int:
@@ -38,6 +39,27 @@ def atomic_path(path: str | Path):
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def atomic_folder(path: str | Path):
+    """Yield a temporary folder; on success it replaces the folder ``path`` (whatever was there
+    before is removed), on error it is deleted. Readers see the old folder or the whole new
+    one, never a part of it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    os.chmod(tmp, 0o777 & ~_current_umask())  # mkdtemp makes it 0700
+    try:
+        yield tmp
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
 
 

@@ -19,11 +19,14 @@ class MethodInfo:
     label: str = ""
     color: str = "#000000"
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)  # of str parameters
+    # Weights that may differ between the members of one stacked model (one training job
+    # trains every value of these together); the other parameters shape the computation.
+    per_member: tuple[str, ...] = ()
 
 
 METHOD_INFO: dict[str, MethodInfo] = {
     "standard": MethodInfo({}, label="Standard", color="#4d4d4d"),
-    "fullwh": MethodInfo({"lam": float}, label="FullWH", color="#1b9e77"),
+    "fullwh": MethodInfo({"lam": float}, label="FullWH", color="#1b9e77", per_member=("lam",)),
     # decoder: SPRIGHT as its paper specifies ("robust") or as the EN-S authors' code ran it
     # ("reference": detection and least squares, no noise threshold, no peeling)
     "ens": MethodInfo(
@@ -32,9 +35,14 @@ METHOD_INFO: dict[str, MethodInfo] = {
         "EN-S",
         "#d95f02",
         {"decoder": ("robust", "reference")},
+        per_member=("lam", "rho"),
     ),
     "hashwh": MethodInfo(
-        {"lam": float, "b": int, "repetitions": int}, {"repetitions": 1}, "HashWH", "#7570b3"
+        {"lam": float, "b": int, "repetitions": int},
+        {"repetitions": 1},
+        "HashWH",
+        "#7570b3",
+        per_member=("lam",),
     ),
 }
 

@@ -1,7 +1,9 @@
 """Spectral regularizers behind one interface.
 
 A regularizer is built once per training job for a stacked model of S members (one per training
-seed) and is then asked, every minibatch step, for one penalty term per member. Methods that
+seed and configuration) and is then asked, every minibatch step, for one penalty term per member.
+Members of one stack share the parameters that shape the computation (b, m, ...); the weights a
+class lists in ``PER_MEMBER`` (lam, rho) may differ between members and are then (S,) tensors. Methods that
 need work between epochs (EN-S: a sparse WHT of the network, then ADMM updates) override
 ``on_epoch_end``. New methods register themselves with ``@register``.
 """
@@ -38,6 +40,7 @@ class Regularizer:
     name = "standard"
     PARAMS: dict[str, type] = {}  # parameter name -> type; all are required
     DEFAULTS: dict[str, object] = {}
+    PER_MEMBER: tuple[str, ...] = ()  # parameters that may differ between stacked members
 
     def __init__(self, ctx: Context, **params):
         self.ctx = ctx
@@ -60,6 +63,12 @@ def register(cls: type[Regularizer]) -> type[Regularizer]:
     return cls
 
 
+def member_weight(value: float | torch.Tensor, ctx: Context) -> float | torch.Tensor:
+    """A penalty weight as the penalty uses it: a float, or per-member weights (computed in
+    float64, like a float) cast to the model's dtype once."""
+    return value.to(ctx.dtype) if isinstance(value, torch.Tensor) else float(value)
+
+
 def _generators(ctx: Context, purpose: str) -> list[torch.Generator]:
     gens = []
     for seed in ctx.seeds:
@@ -76,6 +85,7 @@ class HashWH(Regularizer):
     name = "hashwh"
     PARAMS = METHOD_INFO[name].params
     DEFAULTS = METHOD_INFO[name].defaults
+    PER_MEMBER = METHOD_INFO[name].per_member
 
     def __init__(self, ctx: Context, lam: float, b: int, repetitions: int = 1):
         super().__init__(ctx, lam=lam, b=b, repetitions=repetitions)
@@ -84,6 +94,8 @@ class HashWH(Regularizer):
         if repetitions < 1:
             raise ValueError(f"hashwh: repetitions must be >= 1, got {repetitions}")
         self.lam, self.b, self.repetitions = lam, b, repetitions
+        # lam * mean over repetitions and buckets: one weight per member
+        self._scale = member_weight(lam / (repetitions * 2**b), ctx)
         self.generators = _generators(ctx, "sigma")
         # Buffers allocated once and refilled every step: sigma per member and repetition, and
         # the network's inputs with the repetitions folded into the points, (S, R 2^b, n), so
@@ -116,7 +128,7 @@ class HashWH(Regularizer):
         values = model(self._inputs).view(self._points.shape[:-1])  # (S, R, 2^b)
         # lam * mean over repetitions and buckets of |H_b f|, as one L1 norm and one scaling
         l1 = torch.linalg.vector_norm(fwht(values), ord=1, dim=(-2, -1))
-        return l1 * (self.lam / values.shape[-2:].numel())
+        return l1 * self._scale
 
 
 @register
@@ -125,6 +137,7 @@ class FullWH(Regularizer):
 
     name = "fullwh"
     PARAMS = METHOD_INFO[name].params
+    PER_MEMBER = METHOD_INFO[name].per_member
 
     def __init__(self, ctx: Context, lam: float):
         super().__init__(ctx, lam=lam)
@@ -133,7 +146,7 @@ class FullWH(Regularizer):
                 f"fullwh evaluates the network on all 2^n inputs; n = {ctx.n} is too large "
                 f"(at most {MAX_EXACT_N}). Use hashwh or ens for high-dimensional inputs."
             )
-        self.lam = lam
+        self.lam = member_weight(lam, ctx)
         # Every member evaluates the same 2^n points: (S, 2^n, n).
         points = all_inputs(ctx.n, dtype=ctx.dtype, device=ctx.device)
         self.inputs = points.expand(len(ctx.seeds), -1, -1)
@@ -142,12 +155,38 @@ class FullWH(Regularizer):
         return self.lam * fullwh_penalty(model, self.ctx.n, inputs=self.inputs)
 
 
-def make_regularizer(method: str, params: dict, ctx: Context) -> Regularizer:
-    """Build a registered regularizer, checking its parameter names and types."""
+def make_regularizer(method: str, params: dict | Sequence[dict], ctx: Context) -> Regularizer:
+    """Build a registered regularizer, checking its parameter names and types.
+
+    ``params``: one mapping for every member, or one per member (``ctx.seeds``) for a stack of
+    configurations; those may differ only in the class's ``PER_MEMBER`` parameters."""
     _load_plugins()
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {sorted(METHODS)}")
     cls = METHODS[method]
+    if isinstance(params, dict) or params is None:
+        return cls(ctx, **_checked_params(method, cls, params))
+    members = [_checked_params(method, cls, p) for p in params]
+    if len(members) != len(ctx.seeds):
+        raise ValueError(
+            f"method {method!r}: {len(members)} parameter sets for {len(ctx.seeds)} members"
+        )
+    shared = {k: v for k, v in members[0].items() if k not in cls.PER_MEMBER}
+    differing = sorted({k for p in members for k in shared if p[k] != shared[k]})
+    if differing:
+        raise ValueError(
+            f"method {method!r}: the members of one stacked model must share {differing}; "
+            f"only {list(cls.PER_MEMBER)} may differ (train the others as separate groups)"
+        )
+    varying = {
+        k: torch.tensor([p[k] for p in members], dtype=torch.float64, device=ctx.device)
+        for k in cls.PER_MEMBER
+    }
+    return cls(ctx, **shared, **varying)
+
+
+def _checked_params(method: str, cls: type[Regularizer], params: dict | None) -> dict:
+    """The parameters with the class's defaults filled in, checked and typed."""
     params = {**cls.DEFAULTS, **(params or {})}
     unknown = sorted(set(params) - set(cls.PARAMS))
     if unknown:
@@ -157,8 +196,7 @@ def make_regularizer(method: str, params: dict, ctx: Context) -> Regularizer:
     missing = sorted(set(cls.PARAMS) - set(params))
     if missing:
         raise ValueError(f"method {method!r} needs parameter(s) {missing}")
-    typed = {key: _typed(method, key, kind, params[key]) for key, kind in cls.PARAMS.items()}
-    return cls(ctx, **typed)
+    return {key: _typed(method, key, kind, params[key]) for key, kind in cls.PARAMS.items()}
 
 
 def _typed(method: str, key: str, kind: type, value):

@@ -1,12 +1,14 @@
 """The training loop: Adam on minibatches, any regularizer, early stopping, tidy records.
 
-All training seeds of a job can train together as one stacked model (``MLP`` with S members):
-each member has its own initialization, batch order, hashing matrices and early-stopping state,
-and the records equal those of training the seeds one by one up to floating-point rounding.
+All networks of a job (every training seed of every configuration in a grid) can train together
+as one stacked model (``MLP`` with S members): each member has its own initialization, batch
+order, hashing matrices and early-stopping state, and the records equal those of training the
+networks one by one up to floating-point rounding.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -20,9 +22,21 @@ from .models import MLP
 from .regularizers import Context, make_regularizer
 from .rng import derive_seed
 
-__all__ = ["TrainConfig", "Data", "train", "train_seeds", "pick_device", "EarlyStopping"]
+__all__ = [
+    "Data",
+    "EarlyStopping",
+    "Member",
+    "PRECISIONS",
+    "Stopwatch",
+    "TrainConfig",
+    "pick_device",
+    "train",
+    "train_grid",
+    "train_members",
+]
 
 EVAL_CHUNK = 16384  # rows per forward pass when evaluating large splits
+PRECISIONS = ("fp32", "tf32", "bf16")
 
 
 @dataclass
@@ -33,7 +47,8 @@ class TrainConfig:
     patience: int | None = 10  # None: no early stopping (train every epoch)
     width: float = 10
     device: str = "auto"
-    vectorize: bool = True  # train all seeds as one stacked model
+    vectorize: bool = True  # train all seeds and configurations as one stacked model
+    precision: str = "fp32"  # fp32; tf32 (CUDA matrix products) or bf16 (autocast): opt-in
     log_every: int = 0  # print a progress line every k epochs (0: never)
 
     def __post_init__(self):
@@ -42,6 +57,10 @@ class TrainConfig:
                 raise ValueError(f"training.{key} must be >= 1, got {getattr(self, key)}")
         if not self.lr > 0:
             raise ValueError(f"training.lr must be > 0, got {self.lr}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"training.precision must be one of {PRECISIONS}, got {self.precision!r}"
+            )
 
 
 @dataclass
@@ -93,22 +112,37 @@ class EarlyStopping:
         return self.patience is not None and epoch - self.best_epoch >= self.patience
 
 
-class _Timer:
-    """Accumulated wall time of code blocks; synchronizes CUDA so the times are real."""
+class Stopwatch:
+    """Accumulated time of code blocks. On CUDA it records events on the stream instead of
+    synchronizing the host inside the loop (a synchronization per step would idle the GPU);
+    ``seconds()`` synchronizes once and adds up the spans."""
 
     def __init__(self, device: torch.device):
         self.cuda = device.type == "cuda"
-        self.total = 0.0
+        self._seconds = 0.0
+        self._spans: list = []
 
     def __enter__(self):
         if self.cuda:
-            torch.cuda.synchronize()
-        self._start = time.perf_counter()
+            self._start = torch.cuda.Event(enable_timing=True)
+            self._start.record()
+        else:
+            self._start = time.perf_counter()
 
     def __exit__(self, *exc):
         if self.cuda:
-            torch.cuda.synchronize()
-        self.total += time.perf_counter() - self._start
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            self._spans.append((self._start, end))
+        else:
+            self._seconds += time.perf_counter() - self._start
+
+    def seconds(self) -> float:
+        if self._spans:
+            self._spans[-1][1].synchronize()
+            self._seconds += sum(a.elapsed_time(b) for a, b in self._spans) / 1000
+            self._spans.clear()
+        return self._seconds
 
 
 def _predict(model: MLP, x: torch.Tensor) -> torch.Tensor:
@@ -120,16 +154,16 @@ def _predict(model: MLP, x: torch.Tensor) -> torch.Tensor:
 
 
 def step(
-    model: MLP, opt: torch.optim.Optimizer, reg, x: torch.Tensor, y: torch.Tensor, reg_timer=None
+    model: MLP, opt: torch.optim.Optimizer, reg, x: torch.Tensor, y: torch.Tensor, reg_watch=None
 ) -> None:
     """One minibatch step of every member: MSE on (S, B, n) inputs plus the regularizer's
     penalty, one backward pass (members are independent: the sum separates), one Adam step."""
     pred = model(x)
     loss = ((pred - y) ** 2).mean(-1)
-    if reg_timer is None:
+    if reg_watch is None:
         term = reg.penalty(model)
     else:
-        with reg_timer:
+        with reg_watch:
             term = reg.penalty(model)
     if term is not None:
         loss = loss + term
@@ -153,6 +187,17 @@ def _mse_r2(pred: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Te
     return sse / len(y), 1 - sse / sst
 
 
+@dataclass(frozen=True)
+class Member:
+    """One network of a job: a configuration (its index in the grid, its parameters) and a
+    training seed. Members with the same seed start from the same weights and see the same
+    batches and hashing matrices, so a configuration's records do not depend on its group."""
+
+    config: int
+    params: dict
+    seed: int
+
+
 def train(
     data: Data,
     method: str,
@@ -162,38 +207,77 @@ def train(
     epoch_callback: Callable | None = None,
     log: Callable[[str], None] = print,
 ) -> pd.DataFrame:
-    """Train one model per seed; return per-epoch records (see ``train_seeds``).
-
-    With ``config.vectorize`` all seeds form one stacked model; otherwise they are trained one
-    after another (so that per-epoch times are those of a single model, as in the paper).
-    """
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("at least one training seed is needed")
-    if config.vectorize:
-        return train_seeds(data, method, params, seeds, config, epoch_callback, log)
-    frames = [train_seeds(data, method, params, [s], config, epoch_callback, log) for s in seeds]
-    return pd.concat(frames, ignore_index=True)
+    """Train one model per seed; return per-epoch records (see ``train_members``)."""
+    records = train_grid(data, method, [params], seeds, config, epoch_callback, log)
+    return records.drop(columns="config")
 
 
-def train_seeds(
+def train_grid(
     data: Data,
     method: str,
-    params: dict,
+    grid: Sequence[dict],
     seeds: Sequence[int],
     config: TrainConfig,
     epoch_callback: Callable | None = None,
     log: Callable[[str], None] = print,
 ) -> pd.DataFrame:
-    """Train the seeds as one stacked model. Records: one row per (seed, epoch) with
-    train/val/test MSE and R^2, ``epoch_time`` and ``reg_time`` (seconds, the stacked model's
-    time divided by its number of members), ``status`` ("ok" or "diverged") and ``note``,
-    plus whatever the regularizer's epoch hook and ``epoch_callback(model, epoch)`` return
-    (a dict of per-member tensors or floats). Epoch 0 is the untrained network."""
+    """Train every (configuration, seed) of one method; the records' ``config`` column is the
+    configuration's index in ``grid``. The configurations may differ only in the weights a
+    regularizer lets differ between members (lam, rho).
+
+    With ``config.vectorize`` every network forms one stacked model; otherwise they are trained
+    one after another (so that per-epoch times are those of a single model, as in the paper).
+    """
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("at least one training seed is needed")
+    if not grid:
+        raise ValueError("at least one configuration is needed")
+    members = [Member(c, dict(params), s) for c, params in enumerate(grid) for s in seeds]
+    stacks = [members] if config.vectorize else [[m] for m in members]
+    frames = [train_members(data, method, stack, config, epoch_callback, log) for stack in stacks]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _precision(config: TrainConfig, device: torch.device):
+    """The opt-in reduced precision of a run: TF32 matrix products on CUDA, or bfloat16
+    autocast; fp32 (the default) changes nothing."""
+    if config.precision == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    if config.precision == "tf32" and device.type == "cuda":
+        return _tf32()
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _tf32():
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def train_members(
+    data: Data,
+    method: str,
+    members: Sequence[Member],
+    config: TrainConfig,
+    epoch_callback: Callable | None = None,
+    log: Callable[[str], None] = print,
+) -> pd.DataFrame:
+    """Train the members as one stacked model. Records: one row per (member, epoch) with
+    ``config``, ``seed``, train/val/test MSE and R^2, ``epoch_time`` and ``reg_time`` (seconds,
+    the stacked model's time divided by its number of members, ``stack_size``), ``status``
+    ("ok" or "diverged") and ``note``, plus whatever the regularizer's epoch hook and
+    ``epoch_callback(model, epoch, members)`` return (a dict of per-member tensors or floats).
+    Epoch 0 is the untrained network."""
     device = pick_device(config.device)
     n = data.n
+    seeds = [m.seed for m in members]
     model = MLP(n, config.width, seeds=seeds, device=device)
-    reg = make_regularizer(method, params, Context(n=n, seeds=seeds, device=device))
+    reg = make_regularizer(method, [m.params for m in members], Context(n, seeds, device))
     opt = make_optimizer(model, config.lr, device)
     tensors = {
         name: (
@@ -212,30 +296,31 @@ def train_seeds(
         gen.manual_seed(derive_seed(seed, "batch_order"))
         order_gens.append(gen)
 
-    members = len(seeds)
-    stoppers = [EarlyStopping(config.patience) for _ in seeds]
-    active = [True] * members
+    size = len(members)
+    stoppers = [EarlyStopping(config.patience) for _ in members]
+    active = [True] * size
     records: list[dict] = []
     start = time.perf_counter()
 
     def evaluate(epoch: int, epoch_time: float, reg_time: float, extra: dict):
         row_base = {
             "epoch": epoch,
-            "epoch_time": epoch_time / members,
-            "reg_time": reg_time / members,
+            "epoch_time": epoch_time / size,
+            "reg_time": reg_time / size,
+            "stack_size": size,
         }
         metrics = {}
-        pred = _predict(model, x_all)
+        pred = _predict(model, x_all).float()
         for (name, (_, y)), lo, hi in zip(tensors.items(), bounds[:-1], bounds[1:]):
             mse, r2 = _mse_r2(pred[:, lo:hi], y)
             metrics[f"{name}_mse"], metrics[f"{name}_r2"] = mse.tolist(), r2.tolist()
         if epoch_callback is not None:
-            for key, value in epoch_callback(model, epoch).items():
+            for key, value in epoch_callback(model, epoch, members).items():
                 metrics[key] = torch.as_tensor(value).reshape(-1).tolist()
-        for s, seed in enumerate(seeds):
+        for s, member in enumerate(members):
             if not active[s]:
                 continue
-            row = {"seed": seed, **row_base, **extra}
+            row = {"config": member.config, "seed": member.seed, **row_base, **extra}
             row.update({key: values[s] for key, values in metrics.items()})
             finite = all(math.isfinite(row[f"{name}_mse"]) for name in tensors)
             row["status"], row["note"] = (
@@ -248,26 +333,27 @@ def train_seeds(
                 active[s] = False
 
     evaluate(0, 0.0, 0.0, {})
-    for epoch in range(1, config.epochs + 1):
-        if not any(active):
-            break
-        epoch_timer, reg_timer = _Timer(device), _Timer(device)
-        with epoch_timer:
-            perm = torch.stack([torch.randperm(len(y_train), generator=g) for g in order_gens])
-            perm = perm.to(device)
-            for lo in range(0, len(y_train), config.batch_size):
-                idx = perm[:, lo : lo + config.batch_size]
-                step(model, opt, reg, x_train[idx], y_train[idx], reg_timer)
-            with reg_timer:
-                extra = reg.on_epoch_end(model, epoch)
-        evaluate(epoch, epoch_timer.total, reg_timer.total, extra)
-        if config.log_every and epoch % config.log_every == 0:
-            best = max((r["val_r2"] for r in records if r["status"] == "ok"), default=math.nan)
-            log(
-                f"epoch {epoch}: {sum(active)}/{members} members training, "
-                f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed"
-            )
-    # One block of epochs per seed, in the order the seeds were given.
-    position = {seed: i for i, seed in enumerate(seeds)}
-    records.sort(key=lambda row: (position[row["seed"]], row["epoch"]))
+    with _precision(config, device):
+        for epoch in range(1, config.epochs + 1):
+            if not any(active):
+                break
+            epoch_watch, reg_watch = Stopwatch(device), Stopwatch(device)
+            with epoch_watch:
+                perm = torch.stack([torch.randperm(len(y_train), generator=g) for g in order_gens])
+                perm = perm.to(device)
+                for lo in range(0, len(y_train), config.batch_size):
+                    idx = perm[:, lo : lo + config.batch_size]
+                    step(model, opt, reg, x_train[idx], y_train[idx], reg_watch)
+                with reg_watch:
+                    extra = reg.on_epoch_end(model, epoch)
+            evaluate(epoch, epoch_watch.seconds(), reg_watch.seconds(), extra)
+            if config.log_every and epoch % config.log_every == 0:
+                best = max((r["val_r2"] for r in records if r["status"] == "ok"), default=math.nan)
+                log(
+                    f"epoch {epoch}: {sum(active)}/{size} members training, "
+                    f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed"
+                )
+    # One block of epochs per member, in the order the members were given.
+    position = {(m.config, m.seed): i for i, m in enumerate(members)}
+    records.sort(key=lambda row: (position[row["config"], row["seed"]], row["epoch"]))
     return pd.DataFrame.from_records(records)

@@ -21,6 +21,7 @@ __all__ = [
     "HYPERPARAMETERS",
     "divergence_report",
     "forward_fill_epochs",
+    "parquet_files",
     "read_runs",
     "run_summaries",
     "select_models",
@@ -35,10 +36,20 @@ HYPERPARAMETERS = hyperparameter_names() + tuple(
 )
 
 
+def parquet_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The Parquet files of ``paths``: a file stands for itself, a folder (a training job's
+    output) for the files in it, in name order."""
+    files = []
+    for path in map(Path, paths):
+        files += sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    return files
+
+
 def read_runs(paths: Iterable[str | Path], **identity) -> pd.DataFrame:
-    """Concatenate run records; ``identity`` columns (e.g. dataset=...) are added to all."""
+    """Concatenate run records (files, or training jobs' folders of them); ``identity``
+    columns (e.g. dataset=...) are added to all."""
     frames = []
-    for path in paths:
+    for path in parquet_files(paths):
         try:
             frames.append(pd.read_parquet(path))
         except Exception as err:
@@ -63,8 +74,9 @@ def _config_columns(runs: pd.DataFrame) -> list[str]:
 
 def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per trained model (``keys`` + hyperparameters + seed): its best-validation epoch,
-    validation and test R^2 there, total training time, time to the best epoch, and whether it
-    diverged (with the epoch and reason)."""
+    validation and test R^2 there, total training time, time to the best epoch, whether that
+    time is the model's own (``timed_alone``; false: its share of a stacked model's time) and
+    whether it diverged (with the epoch and reason)."""
     group = keys + _config_columns(records) + ["seed"]
     records = records.reset_index(drop=True)  # idxmin below needs unique labels
     for col in _config_columns(records):
@@ -76,9 +88,12 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     summary = best[group + ["epoch", "val_r2", "test_r2", "cum_time"]].rename(
         columns={"epoch": "best_epoch", "cum_time": "time_to_best"}
     )
+    if "stack_size" not in records:  # records written before models were stacked
+        records["stack_size"] = 1
     totals = records.groupby(group, sort=False).agg(
-        epochs=("epoch", "max"), train_time=("epoch_time", "sum")
+        epochs=("epoch", "max"), train_time=("epoch_time", "sum"), stack_size=("stack_size", "max")
     )
+    totals["timed_alone"] = totals.pop("stack_size") == 1
     diverged = (
         records[records["status"] == "diverged"]
         .groupby(group, sort=False)

@@ -48,10 +48,10 @@ def _add_threads(p) -> None:
 
 
 def _cmd_train(args) -> None:
-    from ..core.io import write_parquet
-    from ..core.training import pick_device
+    from ..core.devices import choose_device
+    from ..core.io import atomic_folder, write_parquet
     from .guards import die_with, parent_from_environment, refuse_superseded
-    from .jobs import run_job
+    from .jobs import config_file, run_job
     from .spec import validate_spec
 
     spec = validate_spec(read_spec(args.spec), "--spec")
@@ -64,32 +64,41 @@ def _cmd_train(args) -> None:
         import torch
 
         torch.set_num_threads(args.threads)
+    device = str(choose_device(args.device, log=lambda msg: print(msg, flush=True)))
+    print(f"training {len(spec['grid'])} configuration(s) x {len(spec['training']['seeds'])} "
+          f"seed(s) on {device}", flush=True)  # fmt: skip
     started = time.time()
     start = time.perf_counter()
-    records, spectra = run_job(
-        spec, args.device, args.log_every, log=lambda msg: print(msg, flush=True)
-    )
+    results = run_job(spec, device, args.log_every, log=lambda msg: print(msg, flush=True))
     meta = {
         "spec": spec,
         "wall_time": time.perf_counter() - start,
-        "provenance": provenance(str(pick_device(args.device))),
+        "provenance": provenance(device),
     }
     for path in outputs.values():
         refuse_superseded(path, spec, started)
-    if spectra is not None and "spectra" in outputs:
-        write_parquet(spectra, outputs["spectra"], meta)
-    write_parquet(records, outputs["records"], meta)
-    ok = records[records["status"] == "ok"]
-    best = ok.loc[ok.groupby("seed")["val_mse"].idxmin()] if len(ok) else ok
-    print(
-        f"wrote {outputs['records']}: {records['seed'].nunique()} seeds, {len(records)} "
-        f"records, mean best-val test R^2 {best.get('test_r2', best['val_r2']).mean():.4f}, "
-        f"{meta['wall_time']:.1f}s"
-    )
+    # Spectra first: a records folder marks a finished job.
+    for role in sorted(outputs, key=lambda role: role == "records"):
+        with atomic_folder(outputs[role]) as folder:
+            for result in results:
+                frame = getattr(result, role)
+                meta_of = {**meta, "params": result.params}
+                write_parquet(frame, config_file(folder, result.params), meta_of)
+    for result in results:
+        ok = result.records[result.records["status"] == "ok"]
+        best = ok.loc[ok.groupby("seed")["val_mse"].idxmin()] if len(ok) else ok
+        print(
+            f"wrote {config_file(outputs['records'], result.params)}: "
+            f"{result.records['seed'].nunique()} seeds, {len(result.records)} records, mean "
+            f"best-val test R^2 {best.get('test_r2', best['val_r2']).mean():.4f}"
+        )
+    print(f"{meta['wall_time']:.1f}s")
 
 
 def _add_train(sub) -> None:
-    p = sub.add_parser("train", help="train one job (all its seeds) and write its records")
+    p = sub.add_parser(
+        "train", help="train one job (its grid of configurations, all seeds) and write records"
+    )
     _add_spec(p)
     p.add_argument(
         "--threads",
@@ -100,7 +109,8 @@ def _add_train(sub) -> None:
     p.add_argument(
         "--device",
         default=os.environ.get(DEVICE_ENV, "auto"),
-        help=f"auto (CUDA when present), cpu or cuda (default: ${DEVICE_ENV} or auto)",
+        help=f"auto (CUDA when present; with several GPUs a free one), cpu, cuda or cuda:K "
+        f"(default: ${DEVICE_ENV} or auto)",
     )
     p.add_argument(
         "--log-every",

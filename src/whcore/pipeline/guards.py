@@ -94,14 +94,16 @@ def parent_from_environment() -> int | None:
 
 
 def refuse_superseded(path: str | Path, spec: dict, started: float) -> None:
-    """Raise if ``path`` was written after ``started`` (a wall-clock time) for another spec."""
+    """Raise if ``path`` (a file, or a folder of Parquet files) was written after ``started``
+    (a wall-clock time) for another spec."""
     from ..core.io import read_parquet_metadata
 
     path = Path(path)
     if not path.exists() or path.stat().st_mtime < started:
         return
     try:
-        theirs = read_parquet_metadata(path).get("spec")
+        written = min(path.glob("*.parquet")) if path.is_dir() else path
+        theirs = read_parquet_metadata(written).get("spec")
     except Exception:  # unreadable: not ours to judge, and not ours to replace
         theirs = None
     if theirs != spec:

@@ -1,86 +1,100 @@
-"""One training job: a validated spec -> data, training, tidy records (and spectra)."""
+"""One training job: a validated spec -> data, training of its grid, tidy records (and spectra).
+
+A job trains a group of configurations of one method that share data and architecture (every
+lambda of one method and b, say, and every training seed) and returns one table of records per
+configuration, so that grouping never changes what a configuration's records say.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
-import torch
 
 from ..core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metrics
-from ..core.training import TrainConfig, train
+from ..core.training import TrainConfig, train_grid
 from ..data.loading import load_job_data
 from ..data.synthetic import SparseTarget
 
-__all__ = ["run_job"]
+__all__ = ["ConfigResult", "config_file", "run_job"]
+
+
+def config_file(folder: str | Path, params: dict) -> Path:
+    """Where a configuration's file lives inside a job's output folder."""
+    from .contract import param_tag
+
+    return Path(folder) / f"{param_tag(params)}.parquet"
+
+
+class ConfigResult:
+    """The records (and spectra, or None) of one configuration of a job."""
+
+    def __init__(self, params: dict, records: pd.DataFrame, spectra: pd.DataFrame | None):
+        self.params, self.records, self.spectra = params, records, spectra
 
 
 def _spectrum_callback(target: SparseTarget, scale: float):
     """Per-epoch exact spectral metrics; spectra are rescaled by ``scale`` (k in the paper,
-    so that unit target amplitudes read 1). Also keeps every spectrum for the heatmaps."""
+    so that unit target amplitudes read 1). Also keeps every member's spectrum per epoch, keyed
+    by (configuration, seed, epoch), for the heatmaps."""
     n = target.n
     dense = dense_target_spectrum(target.coefficients(), n) * scale
-    spectra: list[tuple[int, int, torch.Tensor]] = []  # (first member index, epoch, values)
-    members = {"seen": 0, "offset": 0}
+    spectra: dict[tuple[int, int, int], np.ndarray] = {}
 
-    def callback(model, epoch):
+    def callback(model, epoch, members):
         spectrum = (exact_spectrum(model, n).cpu() * scale).reshape(-1, 2**n)
-        if epoch == 0:  # a new (stacked) model starts: its members follow the earlier ones
-            members["offset"] = members["seen"]
-            members["seen"] += len(spectrum)
-        spectra.append((members["offset"], epoch, spectrum.float()))
+        for member, values in zip(members, spectrum.float().numpy()):
+            spectra[member.config, member.seed, epoch] = values
         return spectral_metrics(spectrum, dense, n)
 
     return callback, spectra
 
 
-def run_job(
-    spec: dict, device: str = "auto", log_every: int = 0, log=print
-) -> tuple[pd.DataFrame, pd.DataFrame | None]:
-    """Train a validated spec on ``device``, printing progress every ``log_every`` epochs;
-    returns (records, spectra or None).
+def run_job(spec: dict, device: str = "auto", log_every: int = 0, log=print) -> list[ConfigResult]:
+    """Train a validated spec's grid on ``device``, printing progress every ``log_every``
+    epochs; one result per configuration, in the grid's order.
 
-    Records carry the job's identity (method, its params, train size, data seed) as columns.
-    Spectra (only with ``spectrum: true``): one row per (seed, epoch), one column per frequency.
+    Records carry the job's identity (method, the configuration's params, train size, data
+    seed) as columns. Spectra (only with ``spectrum: true``): one row per (seed, epoch), one
+    column per frequency.
     """
     data, target = load_job_data(spec["data"])
     training = dict(spec["training"])
-    seeds = training.pop("seeds")
+    seeds = [int(s) for s in training.pop("seeds")]
     config = TrainConfig(**training, device=device, log_every=log_every)
     callback, spectra = None, None
     if spec["spectrum"]:
         if target is None:
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
         callback, spectra = _spectrum_callback(target, scale=float(target.k))
-    records = train(data, spec["method"], spec.get("params", {}), seeds, config, callback, log)
-    params = {
-        key: value if isinstance(value, str) else float(value)
-        for key, value in spec.get("params", {}).items()
-    }
-    ident = {
+    grid = spec["grid"]
+    records = train_grid(data, spec["method"], grid, seeds, config, callback, log)
+    results = []
+    for index, params in enumerate(grid):
+        mine = records[records["config"] == index].drop(columns="config")
+        mine = mine.reset_index(drop=True).assign(**_identity(spec, params))
+        frame = None if spectra is None else _spectra_frame(spectra, index, mine)
+        results.append(ConfigResult(params, mine, frame))
+    return results
+
+
+def _identity(spec: dict, params: dict) -> dict:
+    typed = {k: v if isinstance(v, str) else float(v) for k, v in params.items()}
+    return {
         **spec["labels"],
         "method": spec["method"],
-        **params,
+        **typed,
         "train_size": spec["data"]["train_size"],
         "data_seed": spec["data"]["data_seed"],
     }
-    records = records.assign(**ident)
-    if spectra is None:
-        return records, None
-    return records, _spectra_frame(spectra, [int(x) for x in seeds], records)
 
 
-def _spectra_frame(spectra, seeds: list[int], records: pd.DataFrame) -> pd.DataFrame:
-    """Wide table of the recorded spectra, restricted to the (seed, epoch) rows recorded."""
-    keep = set(zip(records["seed"], records["epoch"]))
-    rows = [
-        (seeds[offset + s], epoch, values.numpy())
-        for offset, epoch, spectrum in spectra
-        for s, values in enumerate(spectrum)
-        if (seeds[offset + s], epoch) in keep
-    ]
-    frame = pd.DataFrame(
-        np.stack([r[2] for r in rows]), columns=[f"f{i}" for i in range(len(rows[0][2]))]
-    )
-    frame.insert(0, "epoch", [r[1] for r in rows])
-    frame.insert(0, "seed", [r[0] for r in rows])
+def _spectra_frame(spectra: dict, config: int, records: pd.DataFrame) -> pd.DataFrame:
+    """Wide table of one configuration's spectra at the (seed, epoch) rows it recorded."""
+    keys = list(zip(records["seed"], records["epoch"]))
+    values = np.stack([spectra[config, seed, epoch] for seed, epoch in keys])
+    frame = pd.DataFrame(values, columns=[f"f{i}" for i in range(values.shape[1])])
+    frame.insert(0, "epoch", [epoch for _, epoch in keys])
+    frame.insert(0, "seed", [seed for seed, _ in keys])
     return frame

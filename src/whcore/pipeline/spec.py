@@ -3,7 +3,7 @@
 A spec is YAML or JSON::
 
     method: hashwh
-    params: {lam: 0.01, b: 7}
+    grid: [{lam: 0.01, b: 7}, {lam: 0.1, b: 7}]   # or params: {lam: 0.01, b: 7} for one
     data:
       source: synthetic          # a g* file from `whcore synthetic`, or `table` (a Parquet)
       path: results/synthetic/spectrum/target_d0.json
@@ -13,10 +13,14 @@ A spec is YAML or JSON::
       data_seed: 0
       standardize: false
     training: {seeds: [0, 1, 2, 3, 4], epochs: 500, batch_size: 16, lr: 0.01, patience: 10,
-               width: 10, vectorize: true}
+               width: 10, vectorize: true, precision: fp32}
     spectrum: false              # exact spectral metrics per epoch (n <= 20 only)
     labels: {experiment: spectrum, dataset: draw0}   # copied into every record
-    outputs: {records: runs.parquet, spectra: spectra.parquet}   # spectra: with spectrum only
+    outputs: {records: runs/, spectra: spectra/}   # folders; spectra: with spectrum only
+
+The configurations of a grid may differ only in the weights that members of one stacked model
+can differ in (lam, rho); each gets its own file in every output folder, named by its
+parameters (``b7_lam0.01.parquet``).
 
 The device and the progress-log frequency are not part of a spec (they never change a result):
 ``whcore train --device ... --log-every ...``.
@@ -30,17 +34,30 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from .contract import param_tag
+
 __all__ = ["SPEC_SCHEMA", "SpecError", "load_spec", "read_spec", "validate_spec"]
 
 _SIZE = {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "rest"}]}
+_PARAMS = {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
 
 SPEC_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["method", "data", "training", "outputs"],
+    "not": {"required": ["params", "grid"]},
     "properties": {
         "method": {"type": "string"},
-        "params": {"type": "object", "additionalProperties": {"type": ["number", "string"]}},
+        "params": {
+            "description": "one configuration (shorthand for a grid of one)",
+            **_PARAMS,
+        },
+        "grid": {
+            "description": "the configurations this job trains, one output file each",
+            "type": "array",
+            "minItems": 1,
+            "items": _PARAMS,
+        },
         "spectrum": {"type": "boolean", "default": False},
         "labels": {
             "description": "free-form identity columns copied into every record",
@@ -86,6 +103,11 @@ SPEC_SCHEMA = {
                 },
                 "width": {"type": "number", "exclusiveMinimum": 0, "default": 10},
                 "vectorize": {"type": "boolean", "default": True},
+                "precision": {
+                    "description": "fp32; opt-in tf32 (CUDA matrix products) or bf16 (autocast)",
+                    "enum": ["fp32", "tf32", "bf16"],
+                    "default": "fp32",
+                },
             },
         },
     },
@@ -111,9 +133,16 @@ def validate_spec(spec: dict, source: str = "spec") -> dict:
     if errors:
         err = errors[0]
         field = ".".join(str(p) for p in err.path) or "(top level)"
-        raise SpecError(f"{source}: field {field}: {err.message}")
+        message = err.message
+        if err.validator == "not":
+            message = "give either params (one configuration) or grid (several), not both"
+        raise SpecError(f"{source}: field {field}: {message}")
     spec = json.loads(json.dumps(spec))  # a deep copy
     _fill_defaults(SPEC_SCHEMA, spec)
+    spec["grid"] = spec.get("grid") or [spec.pop("params", {})]
+    tags = [param_tag(p) for p in spec["grid"]]
+    if len(set(tags)) < len(tags):
+        raise SpecError(f"{source}: field grid: a configuration appears twice ({tags})")
     return spec
 
 

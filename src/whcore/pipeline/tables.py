@@ -17,6 +17,7 @@ from ..data.synthetic import SparseTarget
 from .aggregate import (
     HYPERPARAMETERS,
     forward_fill_epochs,
+    parquet_files,
     read_runs,
     run_summaries,
     select_models,
@@ -93,13 +94,14 @@ def _params_key(params: dict) -> tuple:
 
 
 def _spectra_index(spectra) -> dict:
-    """(dataset, method, params, train size, data seed) -> the spectra file of that job (each
-    file carries the spec of the job that wrote it)."""
+    """(dataset, method, params, train size, data seed) -> the spectra file of that
+    configuration (each file carries the spec of the job that wrote it and its own params)."""
     index = {}
-    for path in spectra:
-        spec = read_parquet_metadata(path)["spec"]
+    for path in parquet_files(spectra):
+        meta = read_parquet_metadata(path)
+        spec, params = meta["spec"], meta["params"]
         labels, data = spec["labels"], spec["data"]
-        key = (labels["dataset"], spec["method"], _params_key(spec["params"]),
+        key = (labels["dataset"], spec["method"], _params_key(params),
                data["train_size"], data["data_seed"])  # fmt: skip
         index[key] = path
     return index
