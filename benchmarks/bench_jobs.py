@@ -84,14 +84,15 @@ def materialize(contract: Contract, spec: dict, tmp: Path) -> dict | None:
     return spec
 
 
-def cost_table(device: str, epochs: int) -> tuple[list[dict], float]:
+def cost_table(device: str, epochs: int, methods=()) -> tuple[list[dict], float]:
     """One row per (experiment, method, stacked or not): its jobs, a representative job's
-    fixed and per-epoch seconds, the job and group hours; and the grid's total hours."""
+    fixed and per-epoch seconds, the job and group hours; and the grid's total hours (of the
+    ``methods`` measured, default all)."""
     contract = paper_contract()
     tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
     groups = defaultdict(list)
     for job in contract.jobs.values():
-        if job.kind == "train":
+        if job.kind == "train" and (not methods or job.spec["method"] in methods):
             stacked = "stacked" if job.spec["training"]["vectorize"] else "one by one"
             groups[(job.labels["experiment"], job.spec["method"], stacked)].append(job)
     rows, total = [], 0.0
@@ -140,11 +141,12 @@ def main() -> None:
     )
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:K")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--methods", default="", help="comma-separated (default: all)")
     parser.add_argument("--out", help="also write the table here (JSON)")
     parser.add_argument("--markdown", help="also write the table here (Markdown, for the README)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    rows, total_h = cost_table(args.device, args.epochs)
+    rows, total_h = cost_table(args.device, args.epochs, [m for m in args.methods.split(",") if m])
     print(
         f"total: {sum(r['jobs'] for r in rows)} training jobs, {total_h:.1f} job-hours at "
         f"{args.epochs} epochs per model on {args.device} ({args.threads} thread(s))"

@@ -32,9 +32,9 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 python -c 'import torch, whcore; print("torch", torch.__version__, "cuda", torch.version.cuda, "whcore", whcore.__version__)' | tee -a "$OUT/gpu.txt"
 
 if [ -n "${WHCORE_DATA_MIRROR:-}" ]; then
-  step 60 "real datasets" snakemake --cores 4 --configfile config/quick.yaml \
-    resources/data/entacmaea.parquet resources/data/sgemm.parquet \
-    resources/data/gb1.parquet resources/data/avgfp.parquet
+  step 60 "real datasets" snakemake resources/data/entacmaea.parquet \
+    resources/data/sgemm.parquet resources/data/gb1.parquet resources/data/avgfp.parquet \
+    --cores 4 --configfile config/quick.yaml
 fi
 step 60 "CUDA tests" python -m pytest -q -m gpu tests
 step 100 "FWHT, HashWH step, EN-S throughput" python benchmarks/run.py --device cuda --quick \

@@ -55,3 +55,19 @@ def test_seeds_are_reproducible_and_distinct():
     assert not torch.equal(a.weights[0], c.weights[0])
     with pytest.raises(ValueError, match="at least one member"):
         MLP(5, 2, seeds=[])
+
+
+@pytest.mark.parametrize("members", [1, 3])
+def test_predict_in_chunks_equals_one_forward_pass(members, monkeypatch):
+    from whcore.core import models
+
+    monkeypatch.setattr(models, "CPU_CHUNK_ELEMENTS", 1)  # the smallest chunks: 64 rows
+    model = MLP(7, 3, seeds=list(range(members)))
+    shared = torch.randint(0, 2, (200, 7)).float()
+    own = torch.randint(0, 2, (members, 150, 7)).float()
+    for x in (shared, own):
+        with torch.no_grad():
+            whole = model(x)
+        chunked = model.predict(x)
+        assert chunked.shape == whole.shape and not chunked.requires_grad
+        torch.testing.assert_close(chunked, whole, rtol=1e-6, atol=1e-7)

@@ -238,3 +238,22 @@ def test_the_cuda_stopwatch_measures_device_time():
         with watch:
             x = (x @ x).tanh()
     assert watch._spans and watch.seconds() > 0 and not watch._spans
+
+
+def test_adam_falls_back_where_pytorch_has_no_fused_kernel(monkeypatch):
+    """PyTorch 2.2 (the last release for Intel Macs) has no fused CPU Adam."""
+    import torch
+
+    from whcore import MLP
+    from whcore.core.training import make_optimizer
+
+    real = torch.optim.Adam
+
+    def adam(params, lr, fused=None):
+        if fused:
+            raise RuntimeError("`fused=True` requires all the params to be CUDA tensors")
+        return real(params, lr=lr)
+
+    monkeypatch.setattr(torch.optim, "Adam", adam)
+    opt = make_optimizer(MLP(4, 1), 0.01, torch.device("cpu"))
+    assert isinstance(opt, real) and not opt.defaults.get("fused")

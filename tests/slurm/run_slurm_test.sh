@@ -28,8 +28,10 @@ fi
 export SLURM_CONF=$STATE/slurm.conf
 
 # The tiny CI configuration (tests/workflow/tiny.yaml), cut to the spectrum experiment with one
-# target draw, one train size and two methods: 5 SLURM jobs (g*, 2 x training on the fake GPU,
-# aggregation, one figure), enough to prove the profile without rerunning every rule.
+# target draw, one train size and two methods (HashWH with two lambdas, trained by one job):
+# 5 Snakemake jobs (g*, 2 x training, aggregation, one figure) as 4 SLURM jobs, since the
+# profile's groups put both training jobs into one SLURM job (on the two fake GPUs); enough to
+# prove the profile without rerunning every rule.
 python - "$REPO/tests/workflow/tiny.yaml" >"$WORK/config.yaml" <<'EOF'
 import sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
@@ -37,7 +39,7 @@ for experiment in ("synthetic", "real", "ablation", "entacmaea_energy"):
     config[experiment]["enabled"] = False
 spectrum = config["spectrum"]
 spectrum.update(draws=1, train_sizes=[spectrum["figure_train_size"]], figure_draw=0)
-spectrum["methods"] = {"standard": {}, "hashwh": {"b": [3], "lam": [0.01]}}
+spectrum["methods"] = {"standard": {}, "hashwh": {"b": [3], "lam": [0.01, 0.1]}}
 yaml.safe_dump(config, sys.stdout, sort_keys=False)
 EOF
 

@@ -20,13 +20,12 @@ import numpy as np
 import torch
 
 from .methods import METHOD_INFO
+from .models import predict
 from .regularizers import Context, Regularizer, member_weight, register
 from .rng import derive_seed
 from .spright import SprightDesign, decode
 
 __all__ = ["ENS"]
-
-EVAL_CHUNK = 65536  # sample locations per forward pass at the epoch end
 
 
 def _now(device: torch.device) -> float:
@@ -93,12 +92,8 @@ class ENS(Regularizer):
         return self.weight * (self.mean_weights * gap**2).sum(-1)
 
     def _predict(self, model) -> np.ndarray:
-        with torch.no_grad():
-            parts = [
-                model(self.points[:, i : i + EVAL_CHUNK])
-                for i in range(0, self.points.shape[1], EVAL_CHUNK)
-            ]
-        return torch.cat(parts, dim=-1).reshape(len(self.designs), -1).double().cpu().numpy()
+        values = predict(model, self.points).reshape(len(self.designs), -1)
+        return values.double().cpu().numpy()
 
     def on_epoch_end(self, model, epoch: int) -> dict[str, float]:
         start = _now(self.ctx.device)

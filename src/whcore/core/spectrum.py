@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import torch
 
+from .models import predict
 from .wht import all_inputs, degrees, fwht
 
 __all__ = ["MAX_EXACT_N", "dense_target_spectrum", "exact_spectrum", "sae", "spectral_metrics"]
@@ -24,8 +25,9 @@ def exact_spectrum(f: Callable, n: int, dtype=torch.float64, device=None) -> tor
     params = list(f.parameters()) if hasattr(f, "parameters") else []
     in_dtype = params[0].dtype if params else dtype
     device = params[0].device if params and device is None else device
+    inputs = all_inputs(n, dtype=in_dtype, device=device)
     with torch.no_grad():
-        values = f(all_inputs(n, dtype=in_dtype, device=device))
+        values = predict(f, inputs)
         if values.dim() > 1 and values.shape[-1] == 1 and values.shape[-2] == 2**n:
             values = values.squeeze(-1)
         return fwht(values.to(dtype)) / 2**n

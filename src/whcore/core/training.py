@@ -35,7 +35,6 @@ __all__ = [
     "train_members",
 ]
 
-EVAL_CHUNK = 16384  # rows per forward pass when evaluating large splits
 PRECISIONS = ("fp32", "tf32", "bf16")
 
 
@@ -145,14 +144,6 @@ class Stopwatch:
         return self._seconds
 
 
-def _predict(model: MLP, x: torch.Tensor) -> torch.Tensor:
-    """(S, N) predictions of all members on shared inputs, in chunks."""
-    with torch.no_grad():
-        parts = [model(x[i : i + EVAL_CHUNK]) for i in range(0, len(x), EVAL_CHUNK)]
-    out = torch.cat(parts, dim=-1) if parts else x.new_zeros(0)
-    return out.reshape(model.n_members, -1)
-
-
 def step(
     model: MLP, opt: torch.optim.Optimizer, reg, x: torch.Tensor, y: torch.Tensor, reg_watch=None
 ) -> None:
@@ -173,11 +164,15 @@ def step(
 
 
 def make_optimizer(model: MLP, lr: float, device: torch.device) -> torch.optim.Optimizer:
-    """Adam with its fused kernel where PyTorch has one (CPU, CUDA): one call per step updates
-    every parameter, the same arithmetic as the default per-tensor loop."""
+    """Adam with its fused kernel where PyTorch has one (CUDA; CPU from PyTorch 2.4): one call
+    per step updates every parameter, the same arithmetic as the default per-tensor loop."""
+    params = list(model.parameters())
     if device.type in ("cpu", "cuda"):
-        return torch.optim.Adam(model.parameters(), lr=lr, fused=True)
-    return torch.optim.Adam(model.parameters(), lr=lr)
+        try:
+            return torch.optim.Adam(params, lr=lr, fused=True)
+        except RuntimeError:  # no fused kernel for this device in this PyTorch (macOS Intel: 2.2)
+            pass
+    return torch.optim.Adam(params, lr=lr)
 
 
 def _mse_r2(pred: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -310,7 +305,7 @@ def train_members(
             "stack_size": size,
         }
         metrics = {}
-        pred = _predict(model, x_all).float()
+        pred = model.predict(x_all).reshape(size, -1).float()
         for (name, (_, y)), lo, hi in zip(tensors.items(), bounds[:-1], bounds[1:]):
             mse, r2 = _mse_r2(pred[:, lo:hi], y)
             metrics[f"{name}_mse"], metrics[f"{name}_r2"] = mse.tolist(), r2.tolist()

@@ -7,6 +7,7 @@ configuration, so that grouping never changes what a configuration's records say
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,11 +28,13 @@ def config_file(folder: str | Path, params: dict) -> Path:
     return Path(folder) / f"{param_tag(params)}.parquet"
 
 
+@dataclass
 class ConfigResult:
     """The records (and spectra, or None) of one configuration of a job."""
 
-    def __init__(self, params: dict, records: pd.DataFrame, spectra: pd.DataFrame | None):
-        self.params, self.records, self.spectra = params, records, spectra
+    params: dict
+    records: pd.DataFrame
+    spectra: pd.DataFrame | None
 
 
 def _spectrum_callback(target: SparseTarget, scale: float):

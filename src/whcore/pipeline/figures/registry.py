@@ -138,7 +138,9 @@ FIGURES: dict[str, Figure] = {
         ["real_summary"],
         "real",
         "real_r2",
-        "Figure 5a with training times on a log axis.",
+        "Figure 5a with training times on a log axis (per model; where real.training "
+        "stacks the networks of a job, a network's share of its stack's time, except on "
+        "real.runtime_dataset).",
         with_times=True,
     ),
 }

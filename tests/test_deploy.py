@@ -1,0 +1,42 @@
+"""The conda environment of `--sdm conda` installs this checkout wherever Snakemake copies it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from whcore.pipeline.deploy import conda_env_file
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_env_file_names_the_checkout_by_its_absolute_path(tmp_path):
+    path = Path(conda_env_file(REPO, tmp_path))
+    assert path == tmp_path.resolve() / ".whcore" / "conda" / "whcore.yaml"
+    env = yaml.safe_load(path.read_text())
+    (pip,) = [d["pip"] for d in env["dependencies"] if isinstance(d, dict)]
+    assert pip == [f"-e {REPO}"]
+    # the path that pip installs is this checkout: its pyproject names whcore
+    assert 'name = "whcore"' in (Path(pip[0].split(" ", 1)[1]) / "pyproject.toml").read_text()
+    # a copy elsewhere (what Snakemake does before creating it) still names the checkout
+    copy = tmp_path / "elsewhere" / "env.yaml"
+    copy.parent.mkdir()
+    shutil.copy(path, copy)
+    assert yaml.safe_load(copy.read_text()) == env
+
+
+def test_the_file_is_rewritten_only_when_it_changes(tmp_path):
+    path = Path(conda_env_file(REPO, tmp_path))
+    before = path.stat().st_mtime_ns
+    assert conda_env_file(REPO, tmp_path) == str(path)
+    assert path.stat().st_mtime_ns == before  # Snakemake's environment hash stays put
+
+
+def test_a_template_without_the_placeholder_is_refused(tmp_path):
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "whcore.yaml").write_text("dependencies: [python=3.11]\n")
+    with pytest.raises(ValueError, match="no {checkout} placeholder"):
+        conda_env_file(tmp_path, tmp_path)
