@@ -11,7 +11,8 @@
 #     fixed points; an EN-S step vs plain matrix products of the same shapes (throughput);
 #  3. grouped jobs vs one configuration per job (HashWH, spectrum and synthetic cells);
 #  4. one representative job per (experiment, method) at paper settings for 1 and 2 epochs,
-#     turned into a per-group and full-grid GPU-hour table (cost.md, for the README).
+#     turned into a per-group and full-grid GPU-hour table (cost.md, for the README);
+#  5. the opt-in precisions (TF32, bf16) against fp32: test R^2 and time of two grouped jobs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-benchmarks/results/gpu}"
@@ -32,15 +33,17 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$OUT
 python -c 'import torch, whcore; print("torch", torch.__version__, "cuda", torch.version.cuda, "whcore", whcore.__version__)' | tee -a "$OUT/gpu.txt"
 
 if [ -n "${WHCORE_DATA_MIRROR:-}" ]; then
-  step 60 "real datasets" snakemake resources/data/entacmaea.parquet \
+  step 45 "real datasets" snakemake resources/data/entacmaea.parquet \
     resources/data/sgemm.parquet resources/data/gb1.parquet resources/data/avgfp.parquet \
     --cores 4 --configfile config/quick.yaml
 fi
-step 60 "CUDA tests" python -m pytest -q -m gpu tests
-step 100 "FWHT, HashWH step, EN-S throughput" python benchmarks/run.py --device cuda --quick \
+step 45 "CUDA tests" python -m pytest -q -m gpu tests
+step 90 "FWHT, HashWH step, EN-S throughput" python benchmarks/run.py --device cuda --quick \
   --parts fwht,step,ens_throughput --out "$OUT/bench.json"
-step 120 "grouped vs one per job" python benchmarks/bench_grouped.py --device cuda --epochs 20 \
+step 100 "grouped vs one per job" python benchmarks/bench_grouped.py --device cuda --epochs 20 \
   --methods hashwh --out "$OUT/grouped.json"
 step 150 "cost table" python benchmarks/bench_jobs.py --device cuda --epochs 100 \
   --out "$OUT/cost.json" --markdown "$OUT/cost.md"
+step 40 "precision" python benchmarks/bench_precision.py --device cuda --epochs 20 \
+  --out "$OUT/precision.json"
 echo "results in $OUT: $(ls "$OUT" | tr '\n' ' ')"

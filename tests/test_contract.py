@@ -163,3 +163,13 @@ def test_timed_cells_train_one_model_at_a_time():
             assert job.spec["training"]["vectorize"] is False, job.spec["outputs"]
     synthetic = [j for j in jobs if j.labels["experiment"] == "synthetic"]
     assert any(j.spec["training"]["vectorize"] for j in synthetic)
+
+
+def test_reduced_precision_is_a_training_setting_of_the_spec():
+    jobs = contract(**{"spectrum.training.precision": "bf16"}).jobs.values()
+    specs = [j.spec for j in jobs if j.kind == "train" and j.labels["experiment"] == "spectrum"]
+    assert specs and all(s["training"]["precision"] == "bf16" for s in specs)
+    others = [j.spec for j in jobs if j.kind == "train" and j.labels["experiment"] == "real"]
+    assert all(s["training"]["precision"] == "fp32" for s in others)  # the default
+    with pytest.raises(Exception, match="precision"):
+        contract(**{"spectrum.training.precision": "fp16"})
