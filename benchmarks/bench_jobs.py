@@ -2,12 +2,12 @@
 the README's cluster section.
 
 For one representative job per (experiment, method, stacked or one model at a time) -- the
-median train size of its jobs -- the job is run twice with small epoch budgets (1 and 2 epochs,
-no early stopping) on this machine; the difference gives the seconds per epoch (training and
-evaluation), the rest is the job's fixed cost (data, setup). Jobs that train their networks one
+median train size of its jobs -- the job is run twice (after a warm-up run) with small epoch
+budgets (1 and 2 epochs, no early stopping) on this machine; the difference gives the seconds
+per epoch (training and evaluation), the rest is the job's fixed cost (data, setup). Jobs that train their networks one
 after another (the timed cells, or vectorize: false) are measured with one network and scaled by
 the number of networks (seeds x configurations); stacked jobs with all of them. A job's time is
-then fixed + epochs x per-epoch for an assumed number of epochs per model.
+then fixed + epochs x per-epoch (of all its networks) for an assumed number of epochs per model.
 
     python benchmarks/bench_jobs.py [--epochs 100] [--device cpu] [--threads 1]
 
@@ -107,11 +107,13 @@ def cost_table(device: str, epochs: int, methods=()) -> tuple[list[dict], float]
         if spec is None:
             print(f"skip {experiment}/{method}: {job.spec['data']['path']} missing")
             continue
+        timed(spec, 1, device)  # warm-up: file caches, allocator, kernels
         t1, t2 = timed(spec, 1, device), timed(spec, 2, device)
         per_epoch = max(t2 - t1, 0.0)
         fixed = max(t1 - per_epoch, 0.0)
+        # a job that trains its networks one after another loads its data once
         scale = 1 if spec["training"]["vectorize"] else networks(spec)
-        job_s = scale * (fixed + epochs * per_epoch)
+        job_s = fixed + scale * epochs * per_epoch
         total += job_s * len(jobs)
         rows.append(
             {
@@ -122,7 +124,7 @@ def cost_table(device: str, epochs: int, methods=()) -> tuple[list[dict], float]
                 "example": job.spec["outputs"]["records"],
                 "networks": networks(spec),
                 "per_epoch_s": round(per_epoch * scale, 3),
-                "fixed_s": round(fixed * scale, 2),
+                "fixed_s": round(fixed, 2),
                 "job_s": round(job_s, 1),
                 "group_h": round(job_s * len(jobs) / 3600, 2),
             }

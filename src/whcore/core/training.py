@@ -328,26 +328,26 @@ def train_members(
                 active[s] = False
 
     evaluate(0, 0.0, 0.0, {})
-    with _precision(config, device):
-        for epoch in range(1, config.epochs + 1):
-            if not any(active):
-                break
-            epoch_watch, reg_watch = Stopwatch(device), Stopwatch(device)
-            with epoch_watch:
-                perm = torch.stack([torch.randperm(len(y_train), generator=g) for g in order_gens])
-                perm = perm.to(device)
-                for lo in range(0, len(y_train), config.batch_size):
-                    idx = perm[:, lo : lo + config.batch_size]
-                    step(model, opt, reg, x_train[idx], y_train[idx], reg_watch)
-                with reg_watch:
-                    extra = reg.on_epoch_end(model, epoch)
-            evaluate(epoch, epoch_watch.seconds(), reg_watch.seconds(), extra)
-            if config.log_every and epoch % config.log_every == 0:
-                best = max((r["val_r2"] for r in records if r["status"] == "ok"), default=math.nan)
-                log(
-                    f"epoch {epoch}: {sum(active)}/{size} members training, "
-                    f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed"
-                )
+    for epoch in range(1, config.epochs + 1):
+        if not any(active):
+            break
+        epoch_watch, reg_watch = Stopwatch(device), Stopwatch(device)
+        # Reduced precision (opt-in) trains; the records always evaluate in float32.
+        with epoch_watch, _precision(config, device):
+            perm = torch.stack([torch.randperm(len(y_train), generator=g) for g in order_gens])
+            perm = perm.to(device)
+            for lo in range(0, len(y_train), config.batch_size):
+                idx = perm[:, lo : lo + config.batch_size]
+                step(model, opt, reg, x_train[idx], y_train[idx], reg_watch)
+            with reg_watch:
+                extra = reg.on_epoch_end(model, epoch)
+        evaluate(epoch, epoch_watch.seconds(), reg_watch.seconds(), extra)
+        if config.log_every and epoch % config.log_every == 0:
+            best = max((r["val_r2"] for r in records if r["status"] == "ok"), default=math.nan)
+            log(
+                f"epoch {epoch}: {sum(active)}/{size} members training, "
+                f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed"
+            )
     # One block of epochs per member, in the order the members were given.
     position = {(m.config, m.seed): i for i, m in enumerate(members)}
     records.sort(key=lambda row: (position[row["config"], row["seed"]], row["epoch"]))
