@@ -25,6 +25,11 @@ sys.stdin.read()
 """
 
 
+@pytest.fixture(autouse=True)
+def all_devices_visible(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+
+
 def start_holder(count: int, lock_dir) -> tuple[subprocess.Popen, int]:
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(count), str(lock_dir)],
@@ -160,3 +165,24 @@ def test_choose_device_several_gpus_claims_one(fake_cuda, tmp_path, monkeypatch)
         check=True,
     )
     assert proc.stdout.strip() == "True"
+
+
+def test_jobs_with_different_visible_devices_never_block_each_other(tmp_path, monkeypatch):
+    """Two SLURM jobs on one node each see their own GPUs as cuda:0 and cuda:1; the locks name
+    the physical devices (CUDA_VISIBLE_DEVICES), so both jobs get a device of their own."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    first = [claim_gpu(2, tmp_path, log=pytest.fail) for _ in range(2)]
+    assert sorted(index for index, _ in first) == [0, 1]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,GPU-3f2a")
+    second = [claim_gpu(2, tmp_path, log=pytest.fail) for _ in range(2)]
+    assert all(handle is not None for _, handle in second)
+    host = tmp_path / socket.gethostname()
+    assert sorted(p.name for p in host.iterdir()) == [
+        "gpu0.lock", "gpu1.lock", "gpu2.lock", "gpuGPU-3f2a.lock"
+    ]  # fmt: skip
+    # the same visible set as the first job: everything is taken
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    warnings = []
+    assert claim_gpu(2, tmp_path, log=warnings.append)[1] is None and warnings
+    for _, handle in first + second:
+        handle.close()

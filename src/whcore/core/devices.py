@@ -3,10 +3,12 @@
 ``snakemake --resources gpu=N`` only *counts* GPUs: it starts at most N jobs that declare
 ``gpu=1`` at once, but never tells a job which device is its own, so every job would otherwise
 land on ``cuda:0``. Each job therefore claims a device itself, without a coordinator, by taking
-an exclusive ``flock`` on ``<lock_dir>/<hostname>/gpu<i>.lock``. The kernel drops the lock when
+an exclusive ``flock`` on ``<lock_dir>/<hostname>/gpu<id>.lock``. The kernel drops the lock when
 the process ends, however it ends (even SIGKILL or an out-of-memory kill), so no stale claim
 outlives its job. The hostname folder keeps nodes apart when ``lock_dir`` sits on a filesystem
-shared by a cluster.
+shared by a cluster, and ``<id>`` names the physical device (from CUDA_VISIBLE_DEVICES, which
+SLURM sets per job), so two SLURM jobs on one node, each seeing its own GPUs as cuda:0..3,
+never block each other.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import IO
 
 import torch
 
-__all__ = ["claim_gpu", "choose_device"]
+__all__ = ["claim_gpu", "choose_device", "physical_ids"]
 
 POLL_S = 0.2  # seconds between attempts while waiting for a device to come free
 
@@ -52,6 +54,15 @@ def _try_lock(path: Path) -> IO[str] | None:
     return handle
 
 
+def physical_ids(count: int) -> list[str]:
+    """A name per visible device index: its entry of CUDA_VISIBLE_DEVICES (an index or a UUID)
+    where that lists ``count`` devices, else the index itself."""
+    visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")]
+    if len(visible) != count or not all(visible):
+        return [str(i) for i in range(count)]
+    return ["".join(c if c.isalnum() or c in "-_" else "_" for c in v) for v in visible]
+
+
 def claim_gpu(
     count: int,
     lock_dir: str | os.PathLike,
@@ -69,13 +80,14 @@ def claim_gpu(
     host = socket.gethostname()
     folder = Path(lock_dir) / host
     folder.mkdir(parents=True, exist_ok=True)
+    ids = physical_ids(count)
     # Start from a pid-dependent index so that jobs starting together do not all race for gpu0.
     start = os.getpid() % count
     order = [(start + k) % count for k in range(count)]
     deadline = time.monotonic() + wait_s
     while True:
         for index in order:
-            handle = _try_lock(folder / f"gpu{index}.lock")
+            handle = _try_lock(folder / f"gpu{ids[index]}.lock")
             if handle is not None:
                 return index, handle
         remaining = deadline - time.monotonic()
