@@ -5,7 +5,7 @@ The stable public API::
     fwht, hadamard_matrix                    the transform and its dense reference
     hashed_inputs, hashwh_penalty, sample_sigma, fullwh_penalty
     MLP                                      the paper's network (optionally stacked seeds)
-    train, TrainConfig, Data                 the training loop and its inputs
+    train, train_grid, TrainConfig, Data     the training loop (one or a grid of configurations)
 """
 
 __version__ = "0.1.0"
@@ -21,6 +21,7 @@ _LOCATIONS = {
     "fullwh_penalty": "core.hashing",
     "MLP": "core.models",
     "train": "core.training",
+    "train_grid": "core.training",
     "TrainConfig": "core.training",
     "Data": "core.training",
 }
@@ -46,4 +47,5 @@ __all__ = [
     "hashwh_penalty",
     "sample_sigma",
     "train",
+    "train_grid",
 ]
