@@ -110,11 +110,14 @@ def test_claim_needs_a_device(tmp_path, count):
 def fake_cuda(monkeypatch):
     """Set the CUDA devices choose_device sees: fake_cuda(n), n=0 meaning no CUDA."""
     monkeypatch.setattr(devices, "_HELD", {})
+    current = []
+    monkeypatch.setattr(devices, "_set_current", current.append)
 
     def set_count(n: int) -> None:
         monkeypatch.setattr(devices, "_cuda_available", lambda: n > 0)
         monkeypatch.setattr(devices, "_cuda_count", lambda: n)
 
+    set_count.current = current  # the devices made current, in order
     return set_count
 
 
@@ -150,6 +153,7 @@ def test_choose_device_several_gpus_claims_one(fake_cuda, tmp_path, monkeypatch)
     device = choose_device("auto", tmp_path, log=pytest.fail)
     assert device.type == "cuda" and device.index in range(4)
     assert (tmp_path / "node" / f"gpu{device.index}.lock").exists()
+    assert fake_cuda.current == [device]  # the claimed GPU is also the current device
     # The claim is held (another process could not take it) and reused by a second call.
     assert choose_device("cuda", tmp_path, log=pytest.fail) == device
     proc = subprocess.run(

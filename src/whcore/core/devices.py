@@ -40,6 +40,10 @@ def _cuda_count() -> int:
     return torch.cuda.device_count()
 
 
+def _set_current(device: torch.device) -> None:
+    torch.cuda.set_device(device)
+
+
 def _try_lock(path: Path) -> IO[str] | None:
     """The open, exclusively locked file at ``path``, or None if another process holds it."""
     handle = open(path, "a+")  # "a+", not "w": never truncate a file whose lock we do not hold
@@ -130,4 +134,8 @@ def choose_device(
     key = (str(Path(lock_dir).resolve()), count)
     if key not in _HELD:
         _HELD[key] = claim_gpu(count, lock_dir, log=log)
-    return torch.device("cuda", _HELD[key][0])
+    device = torch.device("cuda", _HELD[key][0])
+    # Make it the current device too: kernels launched without an explicit device (the fused
+    # FWHT extension, for one) go to the current device, which would otherwise stay cuda:0.
+    _set_current(device)
+    return device
