@@ -38,6 +38,26 @@ def test_paper_grid_has_the_papers_job_counts(tmp_path):
     assert counts["ablation"] == 2 and counts["entacmaea_energy"] == 1
     for figure_id in FIGURES:
         assert counts[figure_id] == 1
+    # The SLURM profile's groups send these jobs out as at most 2,000 SLURM jobs.
+    assert 1000 < slurm_submissions(counts) <= 2000
+
+
+def slurm_submissions(counts: dict[str, int]) -> int:
+    """SLURM jobs of a run through profiles/slurm: a group of k components is one SLURM job,
+    local rules (downloads) and `all` run where Snakemake runs."""
+    profile = yaml.safe_load((TINY.parents[2] / "profiles" / "slurm" / "profile.yaml").read_text())
+    group_of = dict(entry.split("=") for entry in profile["groups"])
+    size = {g: int(k) for g, k in (entry.split("=") for entry in profile["group-components"])}
+    grouped: dict[str, int] = {}
+    single = 0
+    for rule, count in counts.items():
+        if rule in ("download", "all", "total"):
+            continue
+        if rule in group_of:
+            grouped[group_of[rule]] = grouped.get(group_of[rule], 0) + count
+        else:
+            single += count
+    return single + sum(-(-count // size.get(group, 1)) for group, count in grouped.items())
 
 
 def write_config(tmp_path, **changes):
