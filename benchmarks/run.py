@@ -42,7 +42,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -326,10 +325,15 @@ def bench_ens_throughput(device: torch.device, reps: int, settings=((50, 2, 7, 3
         params = {"lam": 0.1, "rho": 0.01, "m": m, "d": d}
         for members in (1, 45):
             seeds = list(range(members))
-            ens = partial(make_regularizer, "ens", params)
+            built = []  # the stepper's regularizer: its SPRIGHT points feed the plain products
+
+            def ens(ctx, built=built, params=params):
+                built.append(make_regularizer("ens", params, ctx))
+                return built[-1]
+
             step_fn = _stepper(n, c, ens, device, seeds=seeds, batch=128)
             model = MLP(n, c, seeds=seeds, device=device)
-            points = ens(Context(n, seeds, device)).points
+            points = built[0].points
             times = interleaved(
                 {"ens": step_fn, "plain": _plain_products(model, points)}, device, reps
             )

@@ -167,7 +167,7 @@ def test_one_model_at_a_time_times_each_model_alone():
     from whcore.core.training import train_grid
 
     cfg = TrainConfig(**{**FAST, "epochs": 2, "vectorize": False})
-    records = train_grid(sparse_data(), "hashwh", [{"lam": 0.1, "b": 4}] * 1, [0, 1], cfg)
+    records = train_grid(sparse_data(), "hashwh", [{"lam": 0.1, "b": 4}], [0, 1], cfg)
     assert records["stack_size"].eq(1).all() and set(records["seed"]) == {0, 1}
 
 

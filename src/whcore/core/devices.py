@@ -23,7 +23,7 @@ from typing import IO
 
 import torch
 
-__all__ = ["claim_gpu", "choose_device", "physical_ids"]
+__all__ = ["claim_gpu", "choose_device", "physical_ids", "pick_device"]
 
 POLL_S = 0.2  # seconds between attempts while waiting for a device to come free
 
@@ -106,28 +106,31 @@ def claim_gpu(
     return index, None
 
 
+def pick_device(requested: str = "auto") -> torch.device:
+    """The torch device for "auto" (CUDA when present, its current device), "cpu", "cuda" or
+    "cuda:K", claiming nothing (the training loop's choice when used as a library)."""
+    if requested == "cpu":
+        return torch.device("cpu")
+    if requested not in ("auto", "cuda") and not requested.startswith("cuda:"):
+        raise ValueError(f"unknown device {requested!r}: use 'auto', 'cpu', 'cuda' or 'cuda:K'")
+    if not _cuda_available():
+        if requested == "auto":
+            return torch.device("cpu")
+        raise ValueError(f"device {requested!r} was requested but CUDA is not available")
+    return torch.device("cuda" if requested == "auto" else requested)
+
+
 def choose_device(
     requested: str = "auto",
     lock_dir: str | os.PathLike = ".whcore/gpu",
     log: Callable[[str], object] = print,
 ) -> torch.device:
-    """The torch device for ``requested``: "auto", "cpu", "cuda" or "cuda:K".
-
-    "auto" and "cuda" claim a free GPU when several are visible; with one visible (e.g. a SLURM
-    job restricted by CUDA_VISIBLE_DEVICES) it is used without any locking.
-    """
-    if requested == "cpu":
-        return torch.device("cpu")
-    if requested.startswith("cuda:"):
-        if not _cuda_available():
-            raise ValueError(f"device {requested!r} was requested but CUDA is not available")
-        return torch.device(requested)  # an explicit index is the user's choice: no claim
-    if requested not in ("auto", "cuda"):
-        raise ValueError(f"unknown device {requested!r}: use 'auto', 'cpu', 'cuda' or 'cuda:K'")
-    if not _cuda_available():
-        if requested == "auto":
-            return torch.device("cpu")
-        raise ValueError("device 'cuda' was requested but CUDA is not available")
+    """``pick_device``, except that "auto" and "cuda" claim a free GPU when several are
+    visible (a job of a workflow); with one visible (e.g. a SLURM job restricted by
+    CUDA_VISIBLE_DEVICES) it is used without any locking."""
+    device = pick_device(requested)
+    if device.type == "cpu" or requested.startswith("cuda:"):
+        return device  # an explicit index is the user's choice: no claim
     count = _cuda_count()
     if count == 1:
         return torch.device("cuda", 0)

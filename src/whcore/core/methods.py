@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["MethodInfo", "METHOD_INFO", "method_names", "hyperparameter_names"]
+__all__ = ["MethodInfo", "METHOD_INFO", "PRECISIONS", "method_names", "hyperparameter_names"]
+
+# The arithmetic a training run may use (training.precision): fp32, or the opt-in TF32 matrix
+# products on CUDA or bfloat16 autocast. Kept here, free of heavy imports, so that the config
+# schema and the job spec validate against the same list as the training loop.
+PRECISIONS = ("fp32", "tf32", "bf16")
 
 
 @dataclass(frozen=True)

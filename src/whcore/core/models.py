@@ -99,7 +99,7 @@ class MLP(nn.Module):
         )
         with torch.no_grad():
             parts = [self(x[..., i : i + rows, :]) for i in range(0, x.shape[-2], rows)]
-        return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
+        return torch.cat(parts, dim=-1)
 
 
 def predict(model, x: torch.Tensor) -> torch.Tensor:

@@ -3,9 +3,9 @@
 A regularizer is built once per training job for a stacked model of S members (one per training
 seed and configuration) and is then asked, every minibatch step, for one penalty term per member.
 Members of one stack share the parameters that shape the computation (b, m, ...); the weights a
-class lists in ``PER_MEMBER`` (lam, rho) may differ between members and are then (S,) tensors. Methods that
-need work between epochs (EN-S: a sparse WHT of the network, then ADMM updates) override
-``on_epoch_end``. New methods register themselves with ``@register``.
+class lists in ``PER_MEMBER`` (lam, rho) may differ between members and are then (S,) tensors.
+Methods that need work between epochs (EN-S: a sparse WHT of the network, then ADMM updates)
+override ``on_epoch_end``. New methods register themselves with ``@register``.
 """
 
 from __future__ import annotations

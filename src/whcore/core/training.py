@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .devices import pick_device
+from .methods import PRECISIONS
 from .models import MLP
 from .regularizers import Context, make_regularizer
 from .rng import derive_seed
@@ -34,8 +36,6 @@ __all__ = [
     "train_grid",
     "train_members",
 ]
-
-PRECISIONS = ("fp32", "tf32", "bf16")
 
 
 @dataclass
@@ -82,14 +82,6 @@ class Data:
         yield "val", self.x_val, self.y_val
         if len(self.y_test):
             yield "test", self.x_test, self.y_test
-
-
-def pick_device(requested: str = "auto") -> torch.device:
-    if requested == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {requested!r} was requested but CUDA is not available")
-    return torch.device(requested)
 
 
 class EarlyStopping:

@@ -18,7 +18,7 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from ..core.methods import METHOD_INFO
+from ..core.methods import METHOD_INFO, PRECISIONS
 
 __all__ = [
     "AGGREGATE_TABLES",
@@ -297,7 +297,7 @@ class Contract:
 
     # -- network training
 
-    def _add_train(self, experiment, dataset, group, grid, data, training, labels, runtime):
+    def _add_train(self, experiment, dataset, group, settings, data, training, labels, runtime):
         """One training job: a group of configurations (method, group tag, [params]) on one
         data split. Runtime cells (those whose times a figure or claim reads) train one model
         at a time, so that their times are per model, as the paper measured them; elsewhere a
@@ -322,7 +322,7 @@ class Contract:
             "method": method,
             "grid": params_list,
             "data": data,
-            "training": {**training, "seeds": list(grid["seeds"])},
+            "training": {**training, "seeds": list(settings["seeds"])},
             "spectrum": experiment == "spectrum",
             "outputs": outputs,
         }
@@ -588,6 +588,7 @@ def validate_config(config: dict, schema_path: str) -> None:
     with open(schema_path) as f:
         schema = yaml.safe_load(f)
     schema["$defs"]["methods"].update(_methods_schema())
+    schema["$defs"]["training"]["properties"]["precision"]["enum"] = list(PRECISIONS)
     errors = sorted(
         _validator_filling_defaults()(schema).iter_errors(config),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),

@@ -17,14 +17,13 @@ from ..core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metr
 from ..core.training import TrainConfig, train_grid
 from ..data.loading import load_job_data
 from ..data.synthetic import SparseTarget
+from .contract import param_tag
 
 __all__ = ["ConfigResult", "config_file", "run_job"]
 
 
 def config_file(folder: str | Path, params: dict) -> Path:
     """Where a configuration's file lives inside a job's output folder."""
-    from .contract import param_tag
-
     return Path(folder) / f"{param_tag(params)}.parquet"
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from ..core.methods import PRECISIONS
 from .contract import param_tag
 
 __all__ = ["SPEC_SCHEMA", "SpecError", "load_spec", "read_spec", "validate_spec"]
@@ -105,7 +106,7 @@ SPEC_SCHEMA = {
                 "vectorize": {"type": "boolean", "default": True},
                 "precision": {
                     "description": "fp32; opt-in tf32 (CUDA matrix products) or bf16 (autocast)",
-                    "enum": ["fp32", "tf32", "bf16"],
+                    "enum": list(PRECISIONS),
                     "default": "fp32",
                 },
             },
