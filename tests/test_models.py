@@ -71,3 +71,32 @@ def test_predict_in_chunks_equals_one_forward_pass(members, monkeypatch):
         chunked = model.predict(x)
         assert chunked.shape == whole.shape and not chunked.requires_grad
         torch.testing.assert_close(chunked, whole, rtol=1e-6, atol=1e-7)
+
+
+def _forward_backward(model: MLP, x: torch.Tensor):
+    model.zero_grad()
+    out = model(x)
+    (out**2).sum().backward()
+    return out.detach(), [p.grad.clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize(("per_chunk", "bitwise"), [(2, True), (1, False)])
+def test_member_chunks_give_the_values_and_gradients_of_one_pass(per_chunk, bitwise, monkeypatch):
+    from whcore.core import models
+
+    model = MLP(7, 3, seeds=list(range(7)))  # widest layer: 21 units
+    x = torch.randint(0, 2, (7, 40, 7)).float()
+    monkeypatch.setattr(models, "CPU_CHUNK_ELEMENTS", 2**40)
+    assert model._member_chunks(x) == [slice(None)]
+    whole, whole_grads = _forward_backward(model, x)
+    monkeypatch.setattr(models, "CPU_CHUNK_ELEMENTS", per_chunk * 40 * 21)
+    chunks = model._member_chunks(x)
+    sizes = [len(range(7)[chunk]) for chunk in chunks]
+    assert sum(sizes) == 7 and min(sizes) >= per_chunk and max(sizes) - min(sizes) <= 1
+    assert [c.start for c in chunks] == [0, *[c.stop for c in chunks[:-1]]]  # in order
+    chunked, chunked_grads = _forward_backward(model, x)
+    shared, _ = _forward_backward(model, x[0])  # one input set for every member
+    assert shared.shape == (7, 40)
+    # The same arithmetic per member; BLAS may block products of other batch sizes differently.
+    for got, want in [(chunked, whole), *zip(chunked_grads, whole_grads)]:
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
