@@ -18,6 +18,14 @@ networks from the same seeds; float rounding differs (batched products of other 
 grows over training, so the report gives the largest relative difference of a network's best
 validation MSE between the two.
 
+Each group's arithmetic is also measured in this process (two epochs of the grouped job and of
+its first one-configuration job, FLOPs counted by ``torch.utils.flop_counter``): the FLOP/s each
+achieves, and that of a large float32 matrix product on the same device and thread count. The
+ratio ``gemm / single`` bounds what any grouping can gain on the arithmetic: a stack of the same
+networks does the same FLOPs, and no stack of these small shapes runs faster than a large
+matrix product. Where that bound is below a target, grouping cannot reach the target on this
+hardware at epoch counts where the arithmetic dominates the process's start.
+
     python benchmarks/bench_grouped.py [--epochs 30] [--device cpu] [--methods hashwh,ens]
                                        [--experiments spectrum,synthetic] [--out grouped.json]
 """
@@ -34,6 +42,10 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from whcore.pipeline.jobs import run_job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_jobs import materialize, paper_contract  # noqa: E402
@@ -81,11 +93,40 @@ def run(spec: dict, folder: Path, device: str) -> float:
     path.write_text(json.dumps(spec))
     start = time.perf_counter()
     subprocess.run(
-        ["whcore", "train", "--spec", str(path), "--device", device, "--threads", "1",
-         "--log-every", "0"],
+        # `whcore train` by this interpreter: the same install whatever PATH holds
+        [sys.executable, "-m", "whcore.pipeline.cli", "train", "--spec", str(path),
+         "--device", device, "--threads", "1", "--log-every", "0"],
         check=True, stdout=subprocess.DEVNULL,
     )  # fmt: skip
     return time.perf_counter() - start
+
+
+def gemm_rate(device: str) -> float:
+    """FLOP/s of a large float32 matrix product on ``device`` (median of 5)."""
+    size = 8192 if device.startswith("cuda") else 2048
+    a, b = (torch.randn(size, size, device=device) for _ in range(2))
+    times = []
+    for _ in range(6):
+        start = time.perf_counter()
+        a @ b
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return 2 * size**3 / sorted(times[1:])[2]
+
+
+def arithmetic_rate(spec: dict, device: str, epochs: int = 2) -> float:
+    """FLOP/s of a job's arithmetic: its FLOPs for ``epochs`` epochs (counted once) over the
+    wall time of a second, uncounted run in this process (no process start, no data files)."""
+    spec = copy.deepcopy(spec)
+    spec["training"]["epochs"] = epochs
+    with FlopCounterMode(display=False) as counter:
+        run_job(spec, device, log=lambda msg: None)
+    start = time.perf_counter()
+    run_job(spec, device, log=lambda msg: None)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return counter.get_total_flops() / (time.perf_counter() - start)
 
 
 def best_val_mse(folder: Path) -> dict[tuple[str, int], float]:
@@ -97,11 +138,11 @@ def best_val_mse(folder: Path) -> dict[tuple[str, int], float]:
     return best
 
 
-def bench(experiment: str, epochs: int, device: str, tmp: Path, methods=()) -> dict:
+def bench(experiment: str, epochs: int, device: str, tmp: Path, methods=()):
+    """Yield the experiment's row after every group (the groups measured so far)."""
     contract = paper_contract()
     groups = cell_jobs(contract, experiment, epochs, tmp, methods)
-    grouped_s = single_s = 0.0
-    largest = 0.0
+    gemm = gemm_rate(device)
     per_group = []
     for g, spec in enumerate(groups):
         group_s = run(spec, tmp / experiment / f"group{g}", device)
@@ -116,30 +157,33 @@ def bench(experiment: str, epochs: int, device: str, tmp: Path, methods=()) -> d
             alone.update(best_val_mse(tmp / experiment / f"group{g}_single{i}"))
         difference = max(abs(together[k] - alone[k]) / alone[k] for k in alone)
         tag = Path(spec["outputs"]["records"]).parent.name
+        single_rate = arithmetic_rate(singles[0], device)
         per_group.append({
             "group": f"{spec['method']}/{tag}", "configurations": len(spec["grid"]),
             "one_per_job_s": round(singles_s, 1), "grouped_s": round(group_s, 1),
             "speedup": round(singles_s / group_s, 2), "best_val_mse_rel_difference": difference,
+            "single_gflops": round(single_rate / 1e9, 1),
+            "grouped_gflops": round(arithmetic_rate(spec, device) / 1e9, 1),
+            "arithmetic_bound": round(gemm / single_rate, 2),
         })  # fmt: skip
         print(json.dumps(per_group[-1]), flush=True)
-        grouped_s, single_s = grouped_s + group_s, single_s + singles_s
-        largest = max(largest, difference)
-    row = {
-        "experiment": experiment,
-        "cell": CELLS[experiment],
-        "methods": sorted({s["method"] for s in groups}),
-        "device": device,
-        "epochs": epochs,
-        "configurations": sum(len(s["grid"]) for s in groups),
-        "grouped_jobs": len(groups),
-        "one_per_job_s": round(single_s, 1),
-        "grouped_s": round(grouped_s, 1),
-        "speedup": round(single_s / grouped_s, 2),
-        "best_val_mse_rel_difference": largest,
-        "groups": per_group,
-    }
-    print(json.dumps(row), flush=True)
-    return row
+        single_s = sum(row["one_per_job_s"] for row in per_group)
+        grouped_s = sum(row["grouped_s"] for row in per_group)
+        yield {
+            "experiment": experiment,
+            "cell": CELLS[experiment],
+            "methods": sorted({s["method"] for s in groups}),
+            "device": device,
+            "epochs": epochs,
+            "configurations": sum(len(s["grid"]) for s in groups[: g + 1]),
+            "grouped_jobs": f"{g + 1} of {len(groups)}",
+            "one_per_job_s": round(single_s, 1),
+            "grouped_s": round(grouped_s, 1),
+            "speedup": round(single_s / grouped_s, 2),
+            "best_val_mse_rel_difference": max(r["best_val_mse_rel_difference"] for r in per_group),
+            "gemm_gflops": round(gemm / 1e9, 1),
+            "groups": per_group,
+        }
 
 
 def main() -> None:
@@ -150,11 +194,17 @@ def main() -> None:
     parser.add_argument("--methods", default="", help="comma-separated (default: all)")
     parser.add_argument("--out", help="also write the rows here (JSON)")
     args = parser.parse_args()
+    torch.set_num_threads(1)  # as the timed processes (--threads 1)
     tmp = Path(tempfile.mkdtemp(prefix="bench_grouped_"))
     methods = [m for m in args.methods.split(",") if m]
-    rows = [bench(e, args.epochs, args.device, tmp, methods) for e in args.experiments.split(",")]
-    if args.out:
-        Path(args.out).write_text(json.dumps(rows, indent=1))
+    done = []
+    for experiment in args.experiments.split(","):
+        for row in bench(experiment, args.epochs, args.device, tmp, methods):
+            # Written after every group: a run cut short by a time limit keeps what it measured.
+            if args.out:
+                Path(args.out).write_text(json.dumps([*done, row], indent=1))
+        print(json.dumps(row), flush=True)
+        done.append(row)
 
 
 if __name__ == "__main__":

@@ -84,53 +84,47 @@ def materialize(contract: Contract, spec: dict, tmp: Path) -> dict | None:
     return spec
 
 
-def cost_table(device: str, epochs: int, methods=()) -> tuple[list[dict], float]:
-    """One row per (experiment, method, stacked or not): its jobs, a representative job's
-    fixed and per-epoch seconds, the job and group hours; and the grid's total hours (of the
-    ``methods`` measured, default all)."""
-    contract = paper_contract()
-    tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
+def job_groups(contract: Contract, methods=()) -> list[tuple[tuple[str, str, str], list]]:
+    """The paper grid's training jobs by (experiment, method, stacked or one by one), EN-S
+    last: its epochs are by far the slowest (it evaluates the network on all of SPRIGHT's
+    samples every step), so a time limit cuts the table there."""
     groups = defaultdict(list)
     for job in contract.jobs.values():
         if job.kind == "train" and (not methods or job.spec["method"] in methods):
             stacked = "stacked" if job.spec["training"]["vectorize"] else "one by one"
             groups[(job.labels["experiment"], job.spec["method"], stacked)].append(job)
-    rows, total = [], 0.0
-    # EN-S last: its epochs are by far the slowest (it evaluates the network on all of SPRIGHT's
-    # samples every step).
-    for (experiment, method, stacked), jobs in sorted(
-        groups.items(), key=lambda kv: (kv[0][1] == "ens", kv[0])
-    ):
-        jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
-        job = jobs[len(jobs) // 2]
-        spec = materialize(contract, job.spec, tmp)
-        if spec is None:
-            print(f"skip {experiment}/{method}: {job.spec['data']['path']} missing")
-            continue
-        timed(spec, 1, device)  # warm-up: file caches, allocator, kernels
-        t1, t2 = timed(spec, 1, device), timed(spec, 2, device)
-        per_epoch = max(t2 - t1, 0.0)
-        fixed = max(t1 - per_epoch, 0.0)
-        # a job that trains its networks one after another loads its data once
-        scale = 1 if spec["training"]["vectorize"] else networks(spec)
-        job_s = fixed + scale * epochs * per_epoch
-        total += job_s * len(jobs)
-        rows.append(
-            {
-                "experiment": experiment,
-                "method": method,
-                "training": stacked,
-                "jobs": len(jobs),
-                "example": job.spec["outputs"]["records"],
-                "networks": networks(spec),
-                "per_epoch_s": round(per_epoch * scale, 3),
-                "fixed_s": round(fixed, 2),
-                "job_s": round(job_s, 1),
-                "group_h": round(job_s * len(jobs) / 3600, 2),
-            }
-        )
-        print(json.dumps(rows[-1]), flush=True)
-    return rows, total / 3600
+    return sorted(groups.items(), key=lambda kv: (kv[0][1] == "ens", kv[0]))
+
+
+def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path) -> dict | None:
+    """A group's jobs, a representative job's fixed and per-epoch seconds, the job's and the
+    group's hours (None when the job's dataset is missing)."""
+    experiment, method, stacked = key
+    jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
+    job = jobs[len(jobs) // 2]
+    spec = materialize(contract, job.spec, tmp)
+    if spec is None:
+        print(f"skip {experiment}/{method}: {job.spec['data']['path']} missing")
+        return None
+    timed(spec, 1, device)  # warm-up: file caches, allocator, kernels
+    t1, t2 = timed(spec, 1, device), timed(spec, 2, device)
+    per_epoch = max(t2 - t1, 0.0)
+    fixed = max(t1 - per_epoch, 0.0)
+    # a job that trains its networks one after another loads its data once
+    scale = 1 if spec["training"]["vectorize"] else networks(spec)
+    job_s = fixed + scale * epochs * per_epoch
+    return {
+        "experiment": experiment,
+        "method": method,
+        "training": stacked,
+        "jobs": len(jobs),
+        "example": job.spec["outputs"]["records"],
+        "networks": networks(spec),
+        "per_epoch_s": round(per_epoch * scale, 3),
+        "fixed_s": round(fixed, 2),
+        "job_s": round(job_s, 1),
+        "group_h": round(job_s * len(jobs) / 3600, 2),
+    }
 
 
 def main() -> None:
@@ -148,19 +142,30 @@ def main() -> None:
     parser.add_argument("--markdown", help="also write the table here (Markdown, for the README)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    rows, total_h = cost_table(args.device, args.epochs, [m for m in args.methods.split(",") if m])
+    contract = paper_contract()
+    groups = job_groups(contract, [m for m in args.methods.split(",") if m])
+    tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
+    rows, total_h = [], 0.0
+    for key, jobs in groups:
+        row = cost_row(key, jobs, contract, args.device, args.epochs, tmp)
+        if row is None:
+            continue
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        # Written after every row: a run cut short by a time limit keeps what it measured.
+        total_h = sum(r["job_s"] * r["jobs"] for r in rows) / 3600
+        if args.out:
+            Path(args.out).write_text(json.dumps({"rows": rows, "total_h": total_h}, indent=1))
+        if args.markdown:
+            Path(args.markdown).write_text(markdown(rows, total_h, args, len(groups)))
     print(
         f"total: {sum(r['jobs'] for r in rows)} training jobs, {total_h:.1f} job-hours at "
         f"{args.epochs} epochs per model on {args.device} ({args.threads} thread(s))"
     )
-    if args.out:
-        Path(args.out).write_text(json.dumps({"rows": rows, "total_h": total_h}, indent=1))
-    if args.markdown:
-        Path(args.markdown).write_text(markdown(rows, total_h, args))
 
 
-def markdown(rows: list[dict], total_h: float, args) -> str:
-    """The cost table as the README shows it."""
+def markdown(rows: list[dict], total_h: float, args, groups: int) -> str:
+    """The cost table as the README shows it (``groups``: how many rows a full run has)."""
     device = args.device
     if device.startswith("cuda"):
         device = torch.cuda.get_device_name(torch.device(device))
@@ -177,7 +182,8 @@ def markdown(rows: list[dict], total_h: float, args) -> str:
             f"| {r['experiment']} | {r['method']} | {r['training']} | {r['jobs']} | "
             f"{r['networks']} | {r['fixed_s']} | {r['per_epoch_s']} | {r['group_h']} |"
         )
-    lines.append(f"| **all** | | | {sum(r['jobs'] for r in rows)} | | | | **{total_h:.1f}** |")
+    label = "**all**" if len(rows) == groups else f"**{len(rows)} of {groups} groups**"
+    lines.append(f"| {label} | | | {sum(r['jobs'] for r in rows)} | | | | **{total_h:.1f}** |")
     return "\n".join(lines) + "\n"
 
 
