@@ -1,15 +1,21 @@
 """Per-job training times of the paper grid (config/config.yaml), for the wall-time estimate of
 the README's cluster section.
 
-For one representative job per (experiment, method, stacked or one model at a time) -- the
-median train size of its jobs -- the job is run twice (after a warm-up run) with small epoch
-budgets (1 and 2 epochs, no early stopping) on this machine; the difference gives the seconds
-per epoch (training and evaluation), the rest is the job's fixed cost (data, setup). Jobs that train their networks one
-after another (the timed cells, or vectorize: false) are measured with one network and scaled by
-the number of networks (seeds x configurations); stacked jobs with all of them. A job's time is
-then fixed + epochs x per-epoch (of all its networks) for an assumed number of epochs per model.
+The training jobs are grouped by experiment, dataset (real data only: the datasets differ in n,
+width and train sizes), method, group (b for HashWH, m for EN-S: HashWH evaluates 2^b points
+per step) and whether they stack their networks. For one representative job per group -- the
+median train size -- the job is run twice after a warm-up run with small epoch budgets (1 and 2
+epochs, no early stopping) on this machine; the difference gives the seconds per epoch
+(training and evaluation), the rest is the job's fixed cost (data, setup). A group whose 1-epoch
+warm-up alone takes longer than ``--single-run-above`` seconds is estimated from that run (its
+fixed cost counted as epoch time: an over-estimate by at most the fixed cost). Jobs that train
+their networks one after another (the timed cells, or vectorize: false) are measured with one
+network and scaled by the number of networks (seeds x configurations); stacked jobs with all of
+them. A job's time is then fixed + epochs x per-epoch (of all its networks) for an assumed
+number of epochs per model.
 
     python benchmarks/bench_jobs.py [--epochs 100] [--device cpu] [--threads 1]
+                                    [--methods standard,hashwh] [--single-run-above 30]
 
 Needs resources/data/{gb1,avgfp,sgemm,entacmaea}.parquet for the real-data jobs (run
 `snakemake resources/data/gb1.parquet ...` first); jobs of missing datasets are skipped.
@@ -84,44 +90,54 @@ def materialize(contract: Contract, spec: dict, tmp: Path) -> dict | None:
     return spec
 
 
-def job_groups(contract: Contract, methods=()) -> list[tuple[tuple[str, str, str], list]]:
-    """The paper grid's training jobs by (experiment, method, stacked or one by one), EN-S
-    last: its epochs are by far the slowest (it evaluates the network on all of SPRIGHT's
-    samples every step), so a time limit cuts the table there."""
+def job_groups(contract: Contract, methods=()) -> list[tuple[tuple, list]]:
+    """The paper grid's training jobs by (experiment, dataset, method, group, stacked or one by
+    one); the dataset only for real data. EN-S last: its epochs are by far the slowest (it
+    evaluates the network on all of SPRIGHT's samples every step), so a time limit cuts the
+    table there."""
     groups = defaultdict(list)
     for job in contract.jobs.values():
         if job.kind == "train" and (not methods or job.spec["method"] in methods):
+            experiment = job.labels["experiment"]
+            dataset = job.spec["labels"]["dataset"] if experiment == "real" else ""
+            group = Path(job.spec["outputs"]["records"]).parent.name  # b7, m7, default
             stacked = "stacked" if job.spec["training"]["vectorize"] else "one by one"
-            groups[(job.labels["experiment"], job.spec["method"], stacked)].append(job)
-    return sorted(groups.items(), key=lambda kv: (kv[0][1] == "ens", kv[0]))
+            groups[(experiment, dataset, job.spec["method"], group, stacked)].append(job)
+    return sorted(groups.items(), key=lambda kv: (kv[0][2] == "ens", kv[0]))
 
 
-def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path) -> dict | None:
+def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path, single_run_above: float):
     """A group's jobs, a representative job's fixed and per-epoch seconds, the job's and the
     group's hours (None when the job's dataset is missing)."""
-    experiment, method, stacked = key
+    experiment, dataset, method, group, stacked = key
     jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
     job = jobs[len(jobs) // 2]
     spec = materialize(contract, job.spec, tmp)
     if spec is None:
-        print(f"skip {experiment}/{method}: {job.spec['data']['path']} missing")
+        print(f"skip {experiment}/{dataset}/{method}: {job.spec['data']['path']} missing")
         return None
-    timed(spec, 1, device)  # warm-up: file caches, allocator, kernels
-    t1, t2 = timed(spec, 1, device), timed(spec, 2, device)
-    per_epoch = max(t2 - t1, 0.0)
-    fixed = max(t1 - per_epoch, 0.0)
+    warm_up = timed(spec, 1, device)  # also warms file caches, allocator, kernels
+    if warm_up > single_run_above:
+        fixed, per_epoch = 0.0, warm_up
+    else:
+        t1, t2 = timed(spec, 1, device), timed(spec, 2, device)
+        per_epoch = max(t2 - t1, 0.0)
+        fixed = max(t1 - per_epoch, 0.0)
     # a job that trains its networks one after another loads its data once
     scale = 1 if spec["training"]["vectorize"] else networks(spec)
     job_s = fixed + scale * epochs * per_epoch
     return {
         "experiment": experiment,
+        "dataset": dataset,
         "method": method,
+        "group": group,
         "training": stacked,
         "jobs": len(jobs),
         "example": job.spec["outputs"]["records"],
         "networks": networks(spec),
         "per_epoch_s": round(per_epoch * scale, 3),
         "fixed_s": round(fixed, 2),
+        "one_run": warm_up > single_run_above,
         "job_s": round(job_s, 1),
         "group_h": round(job_s * len(jobs) / 3600, 2),
     }
@@ -138,6 +154,12 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:K")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--methods", default="", help="comma-separated (default: all)")
+    parser.add_argument(
+        "--single-run-above",
+        type=float,
+        default=30.0,
+        help="seconds: a group whose 1-epoch warm-up takes longer is estimated from it (30)",
+    )
     parser.add_argument("--out", help="also write the table here (JSON)")
     parser.add_argument("--markdown", help="also write the table here (Markdown, for the README)")
     args = parser.parse_args()
@@ -147,7 +169,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
     rows, total_h = [], 0.0
     for key, jobs in groups:
-        row = cost_row(key, jobs, contract, args.device, args.epochs, tmp)
+        row = cost_row(key, jobs, contract, args.device, args.epochs, tmp, args.single_run_above)
         if row is None:
             continue
         rows.append(row)
@@ -173,17 +195,21 @@ def markdown(rows: list[dict], total_h: float, args, groups: int) -> str:
         f"Measured on {device} at {args.epochs} epochs per model "
         f"(benchmarks/bench_jobs.py, torch {torch.__version__}).",
         "",
-        "| experiment | method | training | jobs | networks per job | fixed s | s per epoch "
-        "| hours |",
-        "|---|---|---|---|---|---|---|---|",
+        "| experiment | dataset | method | group | training | jobs | networks per job | fixed s "
+        "| s per epoch | hours |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        per_epoch = f"{r['per_epoch_s']}{' (one run)' if r['one_run'] else ''}"
         lines.append(
-            f"| {r['experiment']} | {r['method']} | {r['training']} | {r['jobs']} | "
-            f"{r['networks']} | {r['fixed_s']} | {r['per_epoch_s']} | {r['group_h']} |"
+            f"| {r['experiment']} | {r['dataset']} | {r['method']} | {r['group']} | "
+            f"{r['training']} | {r['jobs']} | {r['networks']} | {r['fixed_s']} | {per_epoch} | "
+            f"{r['group_h']} |"
         )
     label = "**all**" if len(rows) == groups else f"**{len(rows)} of {groups} groups**"
-    lines.append(f"| {label} | | | {sum(r['jobs'] for r in rows)} | | | | **{total_h:.1f}** |")
+    if args.methods:
+        label += f" ({args.methods} only)"
+    lines.append(f"| {label} | | | | | {sum(r['jobs'] for r in rows)} | | | | **{total_h:.1f}** |")
     return "\n".join(lines) + "\n"
 
 

@@ -17,8 +17,9 @@
 #     same step with fixed points; an EN-S step vs plain matrix products of the same shapes;
 #  3. grouped jobs vs one configuration per job (HashWH, spectrum and synthetic cells), with
 #     each side's achieved FLOP/s against a large matrix product;
-#  4. one representative job per (experiment, method) at paper settings for 1 and 2 epochs,
-#     turned into a per-group and full-grid GPU-hour table (cost.md, for the README);
+#  4. one representative job per group of the grid (experiment, real dataset, method, b or m,
+#     stacked or not) at paper settings for 1 and 2 epochs, turned into a per-group and
+#     full-grid GPU-hour table (cost.md, for the README);
 #  5. the opt-in precisions (TF32, bf16) against fp32: test R^2 and time of two grouped jobs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -61,18 +62,18 @@ fi
 "$PY" -c 'import torch, whcore; print("torch", torch.__version__, "cuda", torch.version.cuda, "whcore", whcore.__version__)' | tee -a "$OUT/gpu.txt"
 
 if [ -n "${WHCORE_DATA_MIRROR:-}" ] && command -v snakemake >/dev/null; then
-  step 30 "real datasets" snakemake resources/data/entacmaea.parquet \
+  step 25 "real datasets" snakemake resources/data/entacmaea.parquet \
     resources/data/sgemm.parquet resources/data/gb1.parquet resources/data/avgfp.parquet \
     --cores 4 --configfile config/quick.yaml
 fi
 # Only the modules that hold GPU tests: the others import what this check does not need.
-step 40 "CUDA tests" "$PY" -m pytest -q -p no:cacheprovider -m gpu $(grep -l 'mark.gpu' tests/test_*.py)
+step 35 "CUDA tests" "$PY" -m pytest -q -p no:cacheprovider -m gpu $(grep -l 'mark.gpu' tests/test_*.py)
 step 75 "FWHT, HashWH step, EN-S throughput" "$PY" benchmarks/run.py --device "$DEVICE" --quick \
   --parts fwht,step,ens_throughput --out "$OUT/bench.json"
-step 130 "grouped vs one per job" "$PY" benchmarks/bench_grouped.py --device "$DEVICE" \
+step 100 "grouped vs one per job" "$PY" benchmarks/bench_grouped.py --device "$DEVICE" \
   --epochs "$quick_epochs" --methods hashwh --out "$OUT/grouped.json"
-step 150 "cost table" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" --epochs 100 \
-  --out "$OUT/cost.json" --markdown "$OUT/cost.md"
-step 40 "precision" "$PY" benchmarks/bench_precision.py --device "$DEVICE" \
+step 200 "cost table" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" --epochs 100 \
+  --single-run-above 10 --out "$OUT/cost.json" --markdown "$OUT/cost.md"
+step 30 "precision" "$PY" benchmarks/bench_precision.py --device "$DEVICE" \
   --epochs "$quick_epochs" --out "$OUT/precision.json"
 echo "results in $OUT: $(ls "$OUT" | tr '\n' ' ')"
