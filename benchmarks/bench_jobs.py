@@ -7,8 +7,9 @@ per step) and whether they stack their networks. For one representative job per 
 median train size -- the job is run twice after a warm-up run with small epoch budgets (1 and 2
 epochs, no early stopping) on this machine; the difference gives the seconds per epoch
 (training and evaluation), the rest is the job's fixed cost (data, setup). A group whose 1-epoch
-warm-up alone takes longer than ``--single-run-above`` seconds is estimated from that run (its
-fixed cost counted as epoch time: an over-estimate by at most the fixed cost). Jobs that train
+warm-up alone takes longer than ``--single-run-above`` seconds is estimated from that run, its
+fixed cost counted as epoch time (an over-estimate by at most fixed cost / threshold: fixed
+costs are about 1 s, so about 3% at 30 s). Jobs that train
 their networks one after another (the timed cells, or vectorize: false) are measured with one
 network and scaled by the number of networks (seeds x configurations); stacked jobs with all of
 them. A job's time is then fixed + epochs x per-epoch (of all its networks) for an assumed

@@ -20,7 +20,7 @@ __all__ = ["MLP", "layer_sizes", "predict"]
 # in cache. Evaluation without gradients goes in chunks of rows (3.4x faster than one pass over
 # 13,750 rows for 20 members of width 50 on one thread); a forward pass with gradients over many
 # points (a penalty's 2^b or 2^n inputs, EN-S's samples) goes in chunks of members (forward and
-# backward 1.7x faster for 45 members on 1,024 points at width 100, 1.4x for 20 members on
+# backward 1.4x faster for 45 members on 1,024 points at width 100, 1.6x for 20 members on
 # 8,192 points at width 50). On a GPU, one pass (few kernels).
 CPU_CHUNK_ELEMENTS = 2**18
 GPU_CHUNK_ROWS = 16384
@@ -93,11 +93,11 @@ class MLP(nn.Module):
 
     def _member_chunks(self, h: torch.Tensor) -> list[slice]:
         """Consecutive groups of members whose activations on ``h``'s points fit the cache
-        (CPU_CHUNK_ELEMENTS), as nearly equal in size as possible; one group on a GPU. Each
+        (CPU_CHUNK_ELEMENTS), as nearly equal in size as possible; one group off the CPU. Each
         member's arithmetic is that of one pass over all of them, up to float rounding (BLAS
         may block a product of fewer matrices differently)."""
         per_member = h.shape[1] * max(self.sizes)
-        if h.is_cuda or per_member * self.n_members <= CPU_CHUNK_ELEMENTS:
+        if h.device.type != "cpu" or per_member * self.n_members <= CPU_CHUNK_ELEMENTS:
             return [slice(None)]
         count = max(1, self.n_members // max(1, CPU_CHUNK_ELEMENTS // per_member))
         bounds = [round(i * self.n_members / count) for i in range(count + 1)]
