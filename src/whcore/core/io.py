@@ -45,22 +45,29 @@ def atomic_path(path: str | Path):
 @contextmanager
 def atomic_folder(path: str | Path):
     """Yield a temporary folder; on success it replaces the folder ``path`` (whatever was there
-    before is removed), on error it is deleted. Readers see the old folder or the whole new
-    one, never a part of it."""
+    before is removed), on error it is deleted. ``path`` holds the old folder, the whole new
+    one, or (for an instant between two renames, or after a crash in that instant) nothing:
+    never a part of either."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     os.chmod(tmp, 0o777 & ~_current_umask())  # mkdtemp makes it 0700
     try:
         yield tmp
+        old = None
         if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+            # Renamed aside, not deleted in place: a crash while deleting must not leave a
+            # half-deleted folder where a finished one is expected.
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            os.replace(path, old / path.name)
         else:
             path.unlink(missing_ok=True)
         os.replace(tmp, path)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> None:
