@@ -33,10 +33,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import torch
-import yaml
 
 from whcore.data.synthetic import degree_ladder, random_sparse
-from whcore.pipeline.contract import Contract, validate_config
+from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.jobs import run_job
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,9 +62,9 @@ def networks(spec: dict) -> int:
 
 
 def paper_contract() -> Contract:
-    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
-    validate_config(config, str(REPO / "workflow/schemas/config.schema.yaml"))
-    return Contract(config)
+    return load_contract(
+        str(REPO / "config/config.yaml"), str(REPO / "workflow/schemas/config.schema.yaml")
+    )
 
 
 def materialize(contract: Contract, spec: dict, tmp: Path) -> dict | None:

@@ -11,9 +11,9 @@ from whcore.pipeline.contract import (
     Contract,
     canonical,
     canonical_json,
+    load_contract,
     method_grid,
     param_tag,
-    validate_config,
 )
 from whcore.pipeline.figures.registry import FIGURES
 
@@ -21,10 +21,11 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
 
 
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+
+
 def paper_contract() -> Contract:
-    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    validate_config(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
-    return Contract(config)
+    return load_contract(str(REPO / "config" / "config.yaml"), SCHEMA)
 
 
 def contract(**changes) -> Contract:
@@ -35,8 +36,7 @@ def contract(**changes) -> Contract:
         for key in parents:
             node = node[key]
         node[last] = value
-    validate_config(config, str(REPO / "workflow/schemas/config.schema.yaml"))
-    return Contract(config)
+    return load_contract(config, SCHEMA)
 
 
 def test_canonical_form_ignores_spelling_not_values():

@@ -8,23 +8,20 @@ from whcore.data.datasets import REGISTRY
 from whcore.pipeline.contract import (
     AGGREGATE_TABLES,
     BASELINE_FAMILIES,
-    Contract,
     Layout,
     job_environment,
-    validate_config,
+    load_contract,
 )
 from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.deploy import conda_env_file
 from whcore.pipeline.guards import hold_run_lock
 
-validate_config(
-    config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
-)
-
 # `--sdm conda`: every job's environment installs this checkout (envs/whcore.yaml, rendered
 # with the checkout's absolute path, since Snakemake copies the file before creating it).
 ENV = conda_env_file(workflow.basedir)
-CONTRACT = Contract(config)
+CONTRACT = load_contract(
+    config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
+)
 LAYOUT = CONTRACT.layout
 METHODS = "|".join(METHOD_INFO)
 DATASETS = "|".join(REGISTRY)

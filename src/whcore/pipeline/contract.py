@@ -31,6 +31,7 @@ __all__ = [
     "canonical_json",
     "check_config",
     "job_environment",
+    "load_contract",
     "validate_config",
     "dataset_settings",
     "method_grid",
@@ -599,6 +600,18 @@ def validate_config(config: dict, schema_path: str) -> None:
         message = err.message if len(err.message) < 300 else err.message[:300] + "..."
         raise ConfigError(f"config key {key}: {message}")
     check_config(config)
+
+
+def load_contract(config: dict | str, schema_path: str) -> Contract:
+    """The contract of a configuration (a dict, validated and filled in place, or a YAML
+    file's path), validated against the workflow schema first."""
+    if not isinstance(config, dict):
+        import yaml
+
+        with open(config) as f:
+            config = yaml.safe_load(f)
+    validate_config(config, schema_path)
+    return Contract(config)
 
 
 _GRIDS = ("lam", "rho", "alpha")  # the grids of the schema's nonneg_values
