@@ -93,7 +93,7 @@ class HashWH(Regularizer):
             raise ValueError(f"hashwh: b = {b} must satisfy 1 <= b <= n = {ctx.n}")
         if repetitions < 1:
             raise ValueError(f"hashwh: repetitions must be >= 1, got {repetitions}")
-        self.lam, self.b, self.repetitions = lam, b, repetitions
+        self.b, self.repetitions = b, repetitions
         # lam * mean over repetitions and buckets: one weight per member
         self._scale = member_weight(lam / (repetitions * 2**b), ctx)
         self.generators = _generators(ctx, "sigma")
