@@ -17,6 +17,8 @@
 3. ens: EN-S vs HashWH epoch time in the paper's runtime setting (``bench_ens.bench_epoch``).
    ens_throughput (not in the default parts): one EN-S step against plain batched matrix
    products of the network's shapes on SPRIGHT's points (achieved FLOP/s), 1 and 45 members.
+   member_chunks (not in the default parts; CPU): a stack's forward and backward pass over
+   many points in cache-sized chunks of members against one pass over all of them.
 4. vectorize: 5 training seeds as one stacked model vs one by one, for the spectrum-evolution
    job (n = 10, width 10, batch 16, train 200, with its per-epoch exact spectrum) and the
    Entacmaea job (n = 13, width 10, batch 16, train 200), standard and HashWH; and the largest
@@ -48,10 +50,11 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from whcore.core.devices import pick_device
 from whcore.core.io import atomic_path
 from whcore.core.models import MLP
 from whcore.core.regularizers import Context, Regularizer, make_regularizer
-from whcore.core.training import Data, TrainConfig, make_optimizer, pick_device, step, train
+from whcore.core.training import Data, TrainConfig, make_optimizer, step, train
 from whcore.core.wht import _butterflies, fwht, hadamard_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -362,6 +365,51 @@ def bench_ens_throughput(device: torch.device, reps: int, settings=((50, 2, 7, 3
     return rows
 
 
+# ---------------------------------------------- 4b. member chunks of a stack's forward pass
+def bench_member_chunks(reps: int) -> list[dict]:
+    """Forward and backward of a stacked network over many points, on the CPU, in cache-sized
+    chunks of members (``MLP._member_chunks``, the default) against one pass over all of them
+    (chunking turned off): the FullWH / EN-S shape of the spectrum experiment (45 members,
+    1,024 points, n = 10, width 10) and HashWH b = 13 on the synthetic one (20 members, 8,192
+    points, n = 25, width 2)."""
+    from whcore.core import models
+
+    device, rows = torch.device("cpu"), []
+    for members, points, n, c in ((45, 1024, 10, 10), (20, 8192, 25, 2)):
+        model = MLP(n, c, seeds=list(range(members)))
+        x = torch.randint(0, 2, (members, points, n), generator=torch.Generator().manual_seed(0))
+        x = x.float()
+
+        def pass_with(limit, model=model, x=x):
+            def run():
+                saved, models.CPU_CHUNK_ELEMENTS = models.CPU_CHUNK_ELEMENTS, limit
+                try:
+                    model.zero_grad()
+                    model(x).abs().sum().backward()
+                finally:
+                    models.CPU_CHUNK_ELEMENTS = saved
+
+            return run
+
+        chunks = len(model._member_chunks(x))
+        times = interleaved(
+            {"chunked": pass_with(models.CPU_CHUNK_ELEMENTS), "one": pass_with(2**62)},
+            device, reps,
+        )  # fmt: skip
+        rows.append({
+            "members": members, "points": points, "n": n, "c": c, "chunks": chunks,
+            "chunked_s": med(times["chunked"]), "one_pass_s": med(times["one"]),
+            "speedup": 1 / ratio(times, "chunked", "one"),
+        })  # fmt: skip
+        print(
+            f"member chunks: {members} members x {points} points (n={n}, c={c}), {chunks} chunks:"
+            f" {rows[-1]['chunked_s'] * 1e3:.1f} ms vs one pass {rows[-1]['one_pass_s'] * 1e3:.1f}"
+            f" ms, {rows[-1]['speedup']:.2f}x",
+            flush=True,
+        )
+    return rows
+
+
 # ------------------------------------------------------------- 4. vectorized vs one by one
 def spectrum_job():
     """The spectrum-evolution job: g* on n = 10 (degree <= 5), train 200, validation the rest,
@@ -547,6 +595,13 @@ def summary(result: dict) -> str:
             f" | {r['ens_over_plain_throughput']:.2f} | >= 0.5 (GPU) | "
             f"{'yes' if r['ens_over_plain_throughput'] >= 0.5 else 'no'} |"
         )
+    for r in result.get("member_chunks", []):
+        lines.append(
+            f"| 4b member chunks / one pass, forward and backward (CPU) | {r['members']} members "
+            f"x {r['points']} points, n={r['n']} c={r['c']}, {r['chunks']} chunks | "
+            f"{r['chunked_s'] * 1e3:.1f} ms vs {r['one_pass_s'] * 1e3:.1f} ms | "
+            f"{r['speedup']:.2f}x | | |"
+        )
     for r in result.get("vectorize", []):
         name = r["method"] + (f" b={r['b']}" if "b" in r else "")
         target = ">= 3x" if r["setting"].startswith("spectrum") else ""
@@ -610,6 +665,8 @@ def main(argv=None) -> None:
         # the paper's runtime setting on a GPU; a smaller one that a CPU steps through in seconds
         setting = (50, 2, 7, 3) if device.type == "cuda" else (25, 2, 5, 3)
         result["ens_throughput"] = bench_ens_throughput(device, reps, (setting,))
+    if "member_chunks" in parts:
+        result["member_chunks"] = bench_member_chunks(reps)
     if "vectorize" in parts:
         result["vectorize"] = bench_vectorize(device, args.quick)
     if "workflow" in parts:

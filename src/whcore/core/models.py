@@ -20,8 +20,8 @@ __all__ = ["MLP", "layer_sizes", "predict"]
 # in cache. Evaluation without gradients goes in chunks of rows (3.4x faster than one pass over
 # 13,750 rows for 20 members of width 50 on one thread); a forward pass with gradients over many
 # points (a penalty's 2^b or 2^n inputs, EN-S's samples) goes in chunks of members (forward and
-# backward 1.4x faster for 45 members on 1,024 points at width 100, 1.6x for 20 members on
-# 8,192 points at width 50). On a GPU, one pass (few kernels).
+# backward 1.4x faster for 45 members on 1,024 points at width 100 and for 20 members on 8,192
+# points at width 50: benchmarks/run.py --parts member_chunks). On a GPU, one pass (few kernels).
 CPU_CHUNK_ELEMENTS = 2**18
 GPU_CHUNK_ROWS = 16384
 
