@@ -3,16 +3,29 @@
 #   make test                      the tested set on Linux x86-64 (envs/linux-cpu.lock, CPU)
 #   make test LOCK=                any platform: the version ranges of pyproject.toml
 #   make quick CORES=4             the quick configuration on 4 cores (default: all)
+#   make check-install             the lock and pyproject.toml resolve with a clean pip setup
+# PyTorch comes first, alone, from TORCH_INDEX (on Linux its CPU build: PyPI's Linux torch is
+# the multi-GB CUDA build). The lock's `torch==X` has no local label, so the CPU index's
+# X+cpu meets it. Short network limits: an unreachable index fails in seconds, and pip then
+# takes torch from the user's own wheel folder (PIP_FIND_LINKS) if there is one.
 PYTHON ?= python3
 VENV ?= .venv
 LOCK ?= envs/linux-cpu.lock
 CORES ?= all
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
 BIN := $(VENV)/bin
+TORCH := $(if $(strip $(LOCK)),$(shell grep -m1 '^torch==' $(LOCK)),torch)
 
-.PHONY: install test lint quick clean-venv
+.PHONY: install test lint quick check-install clean-venv
 
 $(BIN)/whcore: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
+ifneq ($(strip $(TORCH_INDEX)),)
+	$(BIN)/pip install --quiet --no-deps --timeout 15 --retries 1 \
+		--index-url $(TORCH_INDEX) '$(TORCH)' || { echo "make: no $(TORCH) from \
+	$(TORCH_INDEX) (behind a proxy set https_proxy; offline: PIP_FIND_LINKS=<wheel folder>, \
+	or TORCH_INDEX=<your mirror>)" >&2; exit 1; }
+endif
 ifneq ($(strip $(LOCK)),)
 	$(BIN)/pip install --quiet -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps -e .
@@ -24,8 +37,8 @@ endif
 install: $(BIN)/whcore
 
 lint: install
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks envs
+	$(BIN)/ruff format --check src tests benchmarks envs
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint --configfile tests/workflow/tiny.yaml -d "$$(mktemp -d)"
 
@@ -34,6 +47,10 @@ test: lint
 
 quick: install
 	$(BIN)/snakemake --cores $(CORES) --configfile config/quick.yaml
+
+check-install: install
+	$(BIN)/python envs/check_install.py --lock '$(or $(strip $(LOCK)),envs/linux-cpu.lock)' \
+		--torch-index '$(or $(strip $(TORCH_INDEX)),https://download.pytorch.org/whl/cpu)'
 
 clean-venv:
 	rm -rf $(VENV)
