@@ -64,6 +64,16 @@ def validate(config: dict) -> None:
         ("spectrum.methods.fullwh.lam", "[0.01, 0.010]"),
         ("synthetic.methods.ens.rho", "[0.1, 1.0e-1]"),
         ("real.methods.hashwh.b", "[4, 4.0]"),
+        # run names that would write outside results/<run_name>/
+        ("run_name", "'..'"),
+        ("run_name", "'.'"),
+        ("run_name", "a/b"),
+        # seeds beyond PyTorch's generator (an overflow deep inside a job before)
+        ("spectrum.seeds", "[0, 1000000000000000000000000000000]"),
+        ("real.seeds", "[4294967296]"),
+        # sizes no machine can hold: a network of width 1e9
+        ("spectrum.training.width", "1.0e9"),
+        ("synthetic.training.width", "1.0e7"),
     ],
 )
 def test_bad_value_is_refused_naming_the_key(key, value):
@@ -82,6 +92,8 @@ def test_bad_value_is_refused_naming_the_key(key, value):
         ("real.datasets.entacmaea.train_sizes", "[7192]"),
         ("synthetic.k", "92"),
         ("synthetic.val_factor", "0.025"),
+        ("run_name", "tiny.v2"),
+        ("real.seeds", "[4294967295]"),
     ],
 )
 def test_edge_values_are_accepted(key, value):
@@ -94,3 +106,36 @@ def test_edge_values_are_accepted(key, value):
 )
 def test_shipped_configs_validate(path):
     validate(load(ROOT / path))
+
+
+def test_a_penalty_too_large_for_any_machine_is_refused_naming_its_key():
+    """avGFP has n = 236 inputs, so b = 40 passes b <= n; its 2^40 points per step do not fit."""
+    config = changed(
+        "real.datasets", "{avgfp: {train_sizes: [100], val_size: 500, test_size: 500}}"
+    )
+    config["real"]["runtime_dataset"] = "avgfp"
+    config["real"]["methods"]["hashwh"]["b"] = [40]
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    message = str(err.value)
+    assert message.startswith("config key real.datasets.avgfp.methods.hashwh.b: ")
+    assert "1,099,511,627,776 penalty points" in message and "\n" not in message
+    config["real"]["methods"]["hashwh"]["b"] = [16]  # the paper's largest
+    validate(config)
+
+
+def test_memory_limit_follows_the_estimate():
+    """The check compares the footprint estimate with the limit it is given: a limit just
+    below a job's estimate refuses it, one at the estimate accepts it."""
+    from whcore.core.footprint import penalty_points, training_bytes
+    from whcore.pipeline.contract import _check_memory
+
+    exp = {"seeds": [0, 1], "methods": {"hashwh": {"b": [8], "lam": [0.1, 1.0]}},
+           "training": {"width": 2, "batch_size": 16}}  # fmt: skip
+    need = training_bytes(10, 2, 4, 16 + penalty_points("hashwh", {"b": 8}, 10))
+    _check_memory(exp, 10, "synthetic", limit=need)
+    with pytest.raises(ConfigError, match="config key synthetic.methods.hashwh.b: "):
+        _check_memory(exp, 10, "synthetic", limit=need - 1)
+    exp["methods"] = {"standard": {}}
+    with pytest.raises(ConfigError, match="config key synthetic.training.width: "):
+        _check_memory(exp, 10, "synthetic", limit=1000)

@@ -158,3 +158,35 @@ def test_every_option_has_help_and_there_is_a_version(capsys):
     with pytest.raises(SystemExit):
         main(["--version"])
     assert capsys.readouterr().out.strip() == f"whcore {__version__}"
+
+
+@pytest.mark.parametrize(
+    "params,field,message",
+    [
+        ({"b": 3, "lam": -1}, "params.lam", "less than the minimum of 0"),
+        ({"b": 0, "lam": 0.1}, "params.b", "less than the minimum of 1"),
+        ({"b": 3.5, "lam": 0.1}, "params.b", "is not of type 'integer'"),
+        ({"b": 3}, "params", "'lam' is a required property"),
+        ({"b": 3, "lam": 0.1, "bogus": 1}, "params", "'bogus' was unexpected"),
+        ({"b": 3, "lam": float("nan")}, "params.lam", "not a finite number"),
+    ],
+)
+def test_a_spec_by_hand_is_checked_like_a_configuration(target, tmp_path, params, field, message):
+    """The bounds of a configuration file's grids (the method registry) hold for a spec given
+    to `whcore train` by hand: a negative lambda never trains."""
+    out = tmp_path / "r"
+    spec = spec_for(target, params=params, outputs={"records": str(out)})
+    with pytest.raises(SpecError, match=re.escape(f"spec: field {field}: ")) as err:
+        validate_spec(spec)
+    assert message in str(err.value)
+    grid = {key: value for key, value in spec.items() if key != "params"}
+    grid["grid"] = [{"b": 3, "lam": 0.1}, params]
+    with pytest.raises(SpecError, match=re.escape(f"field grid.1{field.removeprefix('params')}")):
+        validate_spec(grid)
+    assert main(["train", "--spec", json.dumps(spec)]) == 2 and not out.exists()
+
+
+def test_spec_seeds_stay_in_the_generators_range(target):
+    with pytest.raises(SpecError, match="field training.seeds.1"):
+        validate_spec(spec_for(target, **{"training.seeds": [0, 10**30]}))
+    validate_spec(spec_for(target, **{"training.seeds": [0, 2**32 - 1]}))

@@ -290,3 +290,47 @@ def test_the_report_shows_figures_claims_provenance_and_the_configuration(tiny_r
     assert "Claims and provenance" in html and "provenance.tsv" in html and "claims.md" in html
     assert "results/tiny/" in html and "fig5a_real_r2" in html
     assert "&quot;run_name&quot;" in html and "&quot;tiny&quot;" in html  # the configuration
+
+
+@pytest.mark.parametrize(
+    "lost,rule",
+    [
+        ("figures/fig5a_real_r2.png", "fig5a_real_r2"),
+        ("figures/fig1b_spectrum_evolution.pdf", "fig1b_spectrum_evolution"),
+        ("claims.json", "claims"),
+        ("provenance.tsv", "claims"),
+    ],
+)
+def test_a_lost_final_output_is_rebuilt(tiny_run, tmp_path, lost, rule):
+    """Every final output is a target of `all`: one removed after a run is planned again
+    (before, only tables and the claims report were, and `--report` then failed)."""
+    path = tiny_run / "results" / "tiny" / lost
+    kept = tmp_path / path.name
+    path.rename(kept)
+    try:
+        counts = planned(tiny_run, yaml.safe_load(TINY.read_text()))
+    finally:
+        kept.rename(path)
+    assert counts.get(rule) == 1 and "train" not in counts, counts
+
+
+def test_a_failed_aggregation_keeps_the_tables_and_says_which_job_to_rerun(tiny_run, tmp_path):
+    """A truncated run record fails the aggregation forced over it; the previous tables stay
+    (Snakemake's update flag restores them) and the log names the `--forcerun` line."""
+    work = tmp_path / "copy"
+    shutil.copytree(tiny_run, work, symlinks=True)
+    tables = work / "results" / "tiny" / "tables"
+    before = {p.name: p.read_bytes() for p in tables.glob("real_*.parquet")}
+    folder = next((work / "results" / "tiny" / "runs" / "real").glob("entacmaea/standard/*/*"))
+    record = next(folder.glob("*.parquet"))
+    record.write_bytes(record.read_bytes()[:100])
+    failed = snakemake(
+        "--cores", "1", "--forcerun", "aggregate_real", "--configfile", str(TINY),
+        workdir=work, check=False,
+    )  # fmt: skip
+    assert failed.returncode != 0
+    assert {p.name: p.read_bytes() for p in tables.glob("real_*.parquet")} == before
+    log = (work / "logs" / "tiny" / "aggregate" / "real.log").read_text()
+    relative = folder.relative_to(work)
+    assert f"{record.relative_to(work)}: cannot read run records" in log
+    assert f"snakemake --forcerun {relative}" in log

@@ -6,7 +6,7 @@ rule aggregate_spectrum:
     input:
         **CONTRACT.aggregate_inputs("spectrum"),
     output:
-        aggregate_outputs("spectrum"),
+        update(aggregate_outputs("spectrum")),
     log:
         f"{LAYOUT.logs}/aggregate/spectrum.log",
     conda:
@@ -21,7 +21,7 @@ rule aggregate_synthetic:
     input:
         **CONTRACT.aggregate_inputs("synthetic"),
     output:
-        aggregate_outputs("synthetic"),
+        update(aggregate_outputs("synthetic")),
     log:
         f"{LAYOUT.logs}/aggregate/synthetic.log",
     conda:
@@ -36,7 +36,7 @@ rule aggregate_real:
     input:
         **CONTRACT.aggregate_inputs("real"),
     output:
-        aggregate_outputs("real"),
+        update(aggregate_outputs("real")),
     log:
         f"{LAYOUT.logs}/aggregate/real.log",
     conda:

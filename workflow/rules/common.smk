@@ -14,6 +14,7 @@ from whcore.pipeline.contract import (
 )
 from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.deploy import conda_env_file
+from whcore.pipeline.environment import check_environment
 from whcore.pipeline.guards import hold_run_lock
 
 # `--sdm conda`: every job's environment installs this checkout (envs/whcore.yaml, rendered
@@ -29,6 +30,7 @@ DATASETS = "|".join(REGISTRY)
 # Settings that never change a result reach the jobs through the environment, never as rule
 # params (a param change would replan every job downstream).
 os.environ.update(job_environment(config, os.getpid()))
+check_environment()  # every job would fail on a bad WHCORE_* value: refuse it once, here
 GPU = 1 if config["device"] == "cuda" else 0
 
 

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["MethodInfo", "METHOD_INFO", "PRECISIONS", "method_names", "hyperparameter_names"]
+__all__ = [
+    "MethodInfo",
+    "METHOD_INFO",
+    "PRECISIONS",
+    "configuration_schema",
+    "hyperparameter_names",
+    "method_names",
+    "value_schema",
+]
 
 # The arithmetic a training run may use (training.precision): fp32, or the opt-in TF32 matrix
 # products on CUDA or bfloat16 autocast. Kept here, free of heavy imports, so that the config
@@ -62,3 +70,26 @@ def hyperparameter_names() -> tuple[str, ...]:
     for info in METHOD_INFO.values():
         names += [p for p in info.params if p not in names]
     return tuple(names)
+
+
+def value_schema(method: str, param: str) -> dict:
+    """The JSON schema of one value of a method's parameter: a choice, an integer >= 1 or a
+    number >= 0 (NaN and infinity pass a JSON-schema bound: callers refuse them)."""
+    info = METHOD_INFO[method]
+    kind = info.params[param]
+    if kind is str:
+        return {"enum": list(info.choices[param])}
+    if kind is int:
+        return {"type": "integer", "minimum": 1}
+    return {"type": "number", "minimum": 0}
+
+
+def configuration_schema(method: str) -> dict:
+    """The JSON schema of one configuration of ``method`` (a job spec's params)."""
+    info = METHOD_INFO[method]
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [param for param in info.params if param not in info.defaults],
+        "properties": {param: value_schema(method, param) for param in info.params},
+    }

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from .footprint import layer_sizes
+
 __all__ = ["MLP", "layer_sizes", "predict"]
 
 # On a CPU, one layer's activations are kept to about 2^18 floats at a time so that they stay
@@ -24,16 +26,6 @@ __all__ = ["MLP", "layer_sizes", "predict"]
 # points at width 50: benchmarks/run.py --parts member_chunks). On a GPU, one pass (few kernels).
 CPU_CHUNK_ELEMENTS = 2**18
 GPU_CHUNK_ROWS = 16384
-
-
-def layer_sizes(n: int, width: float) -> list[int]:
-    """[n, c n, c n, n, 1] for the width multiplier c (hidden sizes rounded, at least 1)."""
-    if n < 1:
-        raise ValueError(f"the input dimension n must be >= 1, got {n}")
-    if width <= 0:
-        raise ValueError(f"the width multiplier must be > 0, got {width}")
-    hidden = max(1, int(round(width * n)))
-    return [n, hidden, hidden, n, 1]
 
 
 class MLP(nn.Module):

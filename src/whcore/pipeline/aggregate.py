@@ -49,11 +49,15 @@ def read_runs(paths: Iterable[str | Path], **identity) -> pd.DataFrame:
     """Concatenate run records (files, or training jobs' folders of them); ``identity``
     columns (e.g. dataset=...) are added to all."""
     frames = []
-    for path in parquet_files(paths):
-        try:
-            frames.append(pd.read_parquet(path))
-        except Exception as err:
-            raise ValueError(f"{path}: cannot read run records ({err})") from err
+    for output in paths:  # a job's output: a file, or a training job's folder
+        for path in parquet_files([output]):
+            try:
+                frames.append(pd.read_parquet(path))
+            except Exception as err:
+                raise ValueError(
+                    f"{path}: cannot read run records ({err}); rerun the job that wrote it: "
+                    f"snakemake --forcerun {output} (with your --configfile and --cores)"
+                ) from err
     if not frames:
         raise ValueError("no run records to aggregate")
     return pd.concat(frames, ignore_index=True).assign(**identity)

@@ -16,12 +16,24 @@ from pathlib import Path
 
 from .. import __version__
 from ..data import datasets
+from .environment import check_environment
+from .guards import die_with, parent_from_environment
 from .provenance import provenance
 from .spec import read_spec
 
 __all__ = ["main"]
 
 DEVICE_ENV, LOG_EVERY_ENV = "WHCORE_DEVICE", "WHCORE_LOG_EVERY"
+
+
+def _write_table(frame, path: str, meta: dict, started: float) -> None:
+    """Write a job's Parquet output unless another job wrote it for a different spec since
+    ``started`` (``meta["spec"]`` is this job's)."""
+    from ..core.io import write_parquet
+    from .guards import refuse_superseded
+
+    refuse_superseded(path, meta["spec"], started)
+    write_parquet(frame, path, meta)
 
 
 def _outputs(spec: dict, *names: str) -> list[str]:
@@ -50,7 +62,7 @@ def _add_threads(p) -> None:
 def _cmd_train(args) -> None:
     from ..core.devices import choose_device
     from ..core.io import atomic_folder, write_parquet
-    from .guards import die_with, parent_from_environment, refuse_superseded
+    from .guards import refuse_superseded
     from .jobs import config_file, run_job
     from .spec import validate_spec
 
@@ -59,7 +71,6 @@ def _cmd_train(args) -> None:
     if "spectra" in outputs and not spec["spectrum"]:
         raise ValueError("--spec: outputs.spectra needs spectrum: true")
     _outputs(spec, *outputs)
-    die_with(parent_from_environment(), log=lambda msg: print(msg, flush=True))
     if args.threads > 0:
         import torch
 
@@ -151,13 +162,12 @@ def _cmd_synthetic(args) -> None:
 
 
 def _cmd_baselines(args) -> None:
-    from ..core.io import write_parquet
     from .baselines import run_baselines, select_best
 
     spec = read_spec(args.spec)
     (out,) = _outputs(spec, "records")
     data = spec["data"]
-    start = time.perf_counter()
+    started, start = time.time(), time.perf_counter()
     records = run_baselines(
         data["path"],
         spec["family"],
@@ -177,7 +187,7 @@ def _cmd_baselines(args) -> None:
         "wall_time": time.perf_counter() - start,
         "provenance": provenance(),
     }
-    write_parquet(records, out, meta)
+    _write_table(records, out, meta, started)
     best = select_best(records).iloc[0]
     print(
         f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
@@ -186,12 +196,12 @@ def _cmd_baselines(args) -> None:
 
 
 def _cmd_ablation(args) -> None:
-    from ..core.io import write_parquet
     from ..data.loading import read_table
     from .ablation import run_ablation
 
     spec = read_spec(args.spec)
     (out,) = _outputs(spec, "table")
+    started = time.time()
     x, y = read_table(spec["data"])
     table, info = run_ablation(
         x,
@@ -207,7 +217,7 @@ def _cmd_ablation(args) -> None:
         log=lambda m: print(m, flush=True),
     )
     table.insert(0, "dataset", spec["dataset"])
-    write_parquet(table, out, {"spec": spec, **info, "provenance": provenance()})
+    _write_table(table, out, {"spec": spec, **info, "provenance": provenance()}, started)
     print(f"wrote {out}: {len(table)} rows")
 
 
@@ -232,11 +242,11 @@ def _cmd_entacmaea_energy(args) -> None:
 
 
 def _cmd_aggregate(args) -> None:
-    from ..core.io import write_parquet
     from . import tables
     from .aggregate import divergence_report
 
     spec = read_spec(args.spec)
+    started = time.time()
     experiment = spec.get("experiment")
     if experiment == "spectrum":
         out = tables.spectrum_tables(
@@ -252,7 +262,7 @@ def _cmd_aggregate(args) -> None:
         )
     paths = _outputs(spec, *out)
     for frame, path in zip(out.values(), paths):
-        write_parquet(frame, path, {"spec": spec, "provenance": provenance()})
+        _write_table(frame, path, {"spec": spec, "provenance": provenance()}, started)
         print(f"wrote {path}: {len(frame)} rows")
     print(divergence_report(out[f"{experiment}_selected"]))
 
@@ -403,7 +413,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    try:  # before the parser, whose defaults read the environment
+        check_environment()
+    except ValueError as err:
+        print(f"whcore: error: {err}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
+    # A job whose Snakemake is killed stops with it, whatever its kind: an orphan would write
+    # its result later, over one that a newer run wrote meanwhile.
+    die_with(parent_from_environment(), log=lambda msg: print(msg, flush=True))
     try:
         args.func(args)
     except (ValueError, OSError, RuntimeError) as err:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 from dataclasses import dataclass, field
 
-from ..core.methods import METHOD_INFO, PRECISIONS
+from ..core.methods import METHOD_INFO, PRECISIONS, value_schema
 
 __all__ = [
     "AGGREGATE_TABLES",
@@ -236,14 +237,17 @@ class Contract:
         return self.config[experiment]["enabled"]
 
     def targets(self) -> list[str]:
-        """What `all` builds: every figure, every table (a lost table is rebuilt), the claims."""
+        """What `all` builds: every final output (each figure's PDF and PNG, every table, the
+        claims report, its JSON and the provenance table), so that any of them lost after a
+        run is rebuilt, never reported as "Nothing to be done"."""
         outputs = []
         for job in self.jobs.values():
             if job.kind == "figure":
-                outputs.append(f"{job.spec['outputs']['stem']}.pdf")
-            elif job.kind in ("aggregate", "ablation", "entacmaea_energy"):
+                stem = job.spec["outputs"]["stem"]
+                outputs += [f"{stem}.pdf", f"{stem}.png"]
+            elif job.kind in ("aggregate", "ablation", "entacmaea_energy", "claims"):
                 outputs += job.spec["outputs"].values()
-        return sorted(outputs) + [f"{self.layout.claims}.md"]
+        return sorted(outputs)
 
     def figures(self) -> list[str]:
         """The ids of the figures of the enabled experiments."""
@@ -558,18 +562,16 @@ def _validator_filling_defaults():
     return jsonschema.validators.extend(base, {"properties": properties})
 
 
-def _grid_schema(info, param: str, kind: type) -> dict:
-    if kind is str:
-        items = {"enum": list(info.choices[param])}
-        return {"type": "array", "minItems": 1, "uniqueItems": True, "items": items}
-    return {"$ref": "#/$defs/int_values" if kind is int else "#/$defs/nonneg_values"}
+def _grid_schema(method: str, param: str) -> dict:
+    items = value_schema(method, param)
+    return {"type": "array", "minItems": 1, "uniqueItems": True, "items": items}
 
 
 def _methods_schema() -> dict:
     """The schema of a ``methods`` block, from the method registry: one grid per parameter."""
     properties = {}
     for name, info in METHOD_INFO.items():
-        grids = {param: _grid_schema(info, param, kind) for param, kind in info.params.items()}
+        grids = {param: _grid_schema(name, param) for param in info.params}
         required = [param for param in info.params if param not in info.defaults]
         properties[name] = (
             {"type": "object", "additionalProperties": False, "required": required,
@@ -646,6 +648,51 @@ def _check_methods(methods: dict, n: int, where: str) -> None:
             )
 
 
+# The machine that checks a configuration is not always the one that runs its jobs (a SLURM
+# login node plans GPU jobs), so a job is refused only when it needs more than both this
+# machine and the largest single node in common use have.
+NODE_MEMORY_CEILING = 2**40  # 1 TiB
+
+
+def memory_limit_bytes() -> int:
+    """What a training job may need at most: this machine's memory or 1 TiB, the larger."""
+    return max(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), NODE_MEMORY_CEILING)
+
+
+def _check_memory(
+    exp: dict, n: int, where: str, training: dict | None = None, limit: int | None = None
+) -> None:
+    """Refuse a training job that could never fit in memory (a 2^40-point penalty, a width of
+    1e9; ``limit``: ``memory_limit_bytes()``), naming the key that makes it too large."""
+    from ..core.footprint import describe_bytes, penalty_points, training_bytes
+    from .spec import training_defaults
+
+    limit = memory_limit_bytes() if limit is None else limit
+    settings = {**training_defaults(), **(training or exp["training"])}
+    batch = settings["batch_size"]
+    for method, _, grid in training_groups(exp["methods"]):
+        members = len(exp["seeds"]) * len(grid) if settings["vectorize"] else 1
+        points = max(penalty_points(method, params, n) for params in grid)
+        need = training_bytes(n, settings["width"], members, batch + points)
+        if need <= limit:
+            continue
+        weights_only = training_bytes(n, settings["width"], members, 0)
+        if points > batch and need - weights_only > weights_only:
+            key = {"hashwh": "b", "ens": "m"}.get(method, "")
+            key = f"{where}.methods.{method}{'.' + key if key else ''}"
+            why, fix = f"{points:,} penalty points per step", f"a smaller {method} setting"
+        elif need - weights_only > weights_only:
+            key, why, fix = f"{where}.training.batch_size", f"batches of {batch}", "a smaller one"
+        else:
+            key = f"{where}.training.width"
+            why, fix = f"width {settings['width']} at n = {n}", "a smaller width"
+        raise ConfigError(
+            f"config key {key}: a {method} training job ({members} member(s), {why}) needs "
+            f"at least {describe_bytes(need)}, more than any machine here or in common use "
+            f"({describe_bytes(limit)}); use {fix}"
+        )
+
+
 def _check_degree(max_degree: int, n: int, where: str) -> None:
     if max_degree > n:
         raise ConfigError(f"config key {where}.max_degree: {max_degree} > n = {n}; use 1..{n}")
@@ -707,6 +754,7 @@ def check_config(config: dict) -> None:
     spec = config["spectrum"]
     if spec["enabled"]:
         _check_methods(spec["methods"], spec["n"], "spectrum")
+        _check_memory(spec, spec["n"], "spectrum")
         _check_degree(spec["max_degree"], spec["n"], "spectrum")
         if spec["figure_train_size"] not in spec["train_sizes"]:
             raise ConfigError(
@@ -725,6 +773,7 @@ def check_config(config: dict) -> None:
     if syn["enabled"]:
         for n in syn["ns"]:
             _check_methods(syn["methods"], n, "synthetic")
+            _check_memory(syn, n, "synthetic")
             _check_degree(syn["max_degree"], n, "synthetic")
             _check_sparsity(syn, n)
             _check_pool(syn, n)
@@ -740,6 +789,8 @@ def check_config(config: dict) -> None:
         for name in real["datasets"]:
             ds = dataset_settings(config, name)
             _check_methods(ds["methods"], REGISTRY[name].n, f"real.datasets.{name}")
+            ds = {**ds, "seeds": real["seeds"]}
+            _check_memory(ds, REGISTRY[name].n, f"real.datasets.{name}")
             others = {"val": ds["val_size"], "test": ds["test_size"]}
             _check_rows(f"real.datasets.{name}.train_sizes", name, max(ds["train_sizes"]), others)
         if real["runtime_dataset"] not in real["datasets"]:

@@ -29,18 +29,27 @@ The device and the progress-log frequency are not part of a spec (they never cha
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import jsonschema
 import yaml
 
-from ..core.methods import PRECISIONS
+from ..core.methods import METHOD_INFO, PRECISIONS, configuration_schema
 from .contract import param_tag
 
-__all__ = ["SPEC_SCHEMA", "SpecError", "load_spec", "read_spec", "validate_spec"]
+__all__ = [
+    "SPEC_SCHEMA",
+    "SpecError",
+    "load_spec",
+    "read_spec",
+    "training_defaults",
+    "validate_spec",
+]
 
 _SIZE = {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "rest"}]}
 _PARAMS = {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
+_SEED = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}  # PyTorch's generator's range
 
 SPEC_SCHEMA = {
     "type": "object",
@@ -82,7 +91,7 @@ SPEC_SCHEMA = {
                 "train_size": {"type": "integer", "minimum": 1},
                 "val_size": {**_SIZE, "default": "rest"},
                 "test_size": {**_SIZE, "default": 0},
-                "data_seed": {"type": "integer", "minimum": 0},
+                "data_seed": _SEED,
                 "standardize": {"type": "boolean", "default": False},
             },
         },
@@ -91,7 +100,7 @@ SPEC_SCHEMA = {
             "additionalProperties": False,
             "required": ["seeds"],
             "properties": {
-                "seeds": {"type": "array", "minItems": 1, "items": {"type": "integer"}},
+                "seeds": {"type": "array", "minItems": 1, "items": _SEED},
                 "epochs": {"type": "integer", "minimum": 1, "default": 200},
                 "batch_size": {"type": "integer", "minimum": 1, "default": 16},
                 "lr": {"type": "number", "exclusiveMinimum": 0, "default": 0.01},
@@ -115,6 +124,12 @@ SPEC_SCHEMA = {
 }
 
 
+def training_defaults() -> dict:
+    """The training settings a spec (and so a configuration) leaves out."""
+    fields = SPEC_SCHEMA["properties"]["training"]["properties"]
+    return {key: field["default"] for key, field in fields.items() if "default" in field}
+
+
 class SpecError(ValueError):
     """A spec that does not validate; the message names the source, the field and the fix."""
 
@@ -125,6 +140,25 @@ def _fill_defaults(schema: dict, value: dict) -> None:
             value[key] = sub["default"]
         if isinstance(value.get(key), dict) and sub.get("type") == "object":
             _fill_defaults(sub, value[key])
+
+
+def _check_configurations(spec: dict, field: str, source: str) -> None:
+    """Each configuration against its method's entry in the registry: the same parameter
+    names, types and bounds as a configuration file's grids, finite numbers only."""
+    method = spec["method"]
+    if method not in METHOD_INFO:
+        raise SpecError(
+            f"{source}: field method: unknown method {method!r}; use one of {list(METHOD_INFO)}"
+        )
+    validator = jsonschema.Draft202012Validator(configuration_schema(method))
+    for index, params in enumerate(spec["grid"]):
+        where = field if field == "params" else f"grid.{index}"
+        for err in validator.iter_errors(params):
+            key = ".".join([where, *map(str, err.path)])
+            raise SpecError(f"{source}: field {key}: {err.message} ({method})")
+        for key, value in params.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise SpecError(f"{source}: field {where}.{key}: {value} is not a finite number")
 
 
 def validate_spec(spec: dict, source: str = "spec") -> dict:
@@ -140,7 +174,9 @@ def validate_spec(spec: dict, source: str = "spec") -> dict:
         raise SpecError(f"{source}: field {field}: {message}")
     spec = json.loads(json.dumps(spec))  # a deep copy
     _fill_defaults(SPEC_SCHEMA, spec)
+    field = "params" if "params" in spec else "grid"
     spec["grid"] = spec.get("grid") or [spec.pop("params", {})]
+    _check_configurations(spec, field, source)
     tags = [param_tag(p) for p in spec["grid"]]
     if len(set(tags)) < len(tags):
         raise SpecError(f"{source}: field grid: a configuration appears twice ({tags})")

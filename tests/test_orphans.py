@@ -1,0 +1,76 @@
+"""Every job subcommand stops with the Snakemake that started it, and never writes over a
+result that another job wrote for a different spec while it ran (not only `whcore train`)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from whcore.core.io import write_parquet
+from whcore.pipeline.cli import _write_table
+from whcore.pipeline.guards import PARENT_ENV
+
+
+def _table(path, rows=2000, n=12):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, (rows, n))
+    frame = pd.DataFrame(x, columns=[f"b{i}" for i in range(n)]).assign(y=rng.normal(size=rows))
+    frame.to_parquet(path)
+    return path
+
+
+def _baselines_spec(tmp_path, n_estimators: int) -> str:
+    return json.dumps(
+        {
+            "dataset": "toy",
+            "family": "rf",
+            "grid": {"n_estimators": [n_estimators], "max_depth": [12]},
+            "data": {"path": str(_table(tmp_path / "t.parquet")), "train_size": 1000,
+                     "val_size": 500, "test_size": 500, "data_seed": 0, "standardize": False},
+            "outputs": {"records": str(tmp_path / "rf.parquet")},
+        }
+    )  # fmt: skip
+
+
+def test_a_baselines_job_stops_when_its_snakemake_is_killed(tmp_path):
+    """The fault of issue 23's first probe: Snakemake SIGKILLed while `whcore baselines` runs.
+    The job must exit (status 3) within seconds and write nothing; before, it ran on and wrote
+    its result later, over the newer run's."""
+    parent = subprocess.Popen(["sleep", "600"])  # stands in for the Snakemake process
+    env = {**os.environ, PARENT_ENV: str(parent.pid)}
+    command = [sys.executable, "-m", "whcore.pipeline.cli", "baselines", "--threads", "1"]
+    job = subprocess.Popen(
+        [*command, "--spec", _baselines_spec(tmp_path, 20000)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    time.sleep(3)  # imports done, fitting under way
+    assert job.poll() is None, job.stdout.read()
+    parent.kill()
+    parent.wait()
+    try:
+        status = job.wait(timeout=30)
+    finally:
+        job.kill()
+    assert status == 3, job.stdout.read()
+    assert "is gone: stopping" in job.stdout.read()
+    assert not (tmp_path / "rf.parquet").exists()
+
+
+def test_a_table_written_meanwhile_for_another_spec_is_kept(tmp_path):
+    path = tmp_path / "records.parquet"
+    started = time.time() - 1
+    write_parquet(pd.DataFrame({"a": [1]}), path, {"spec": {"grid": {"n_estimators": [5]}}})
+    mine = {"spec": {"grid": {"n_estimators": [40000]}}}
+    with pytest.raises(RuntimeError, match="written by another job for a different spec"):
+        _write_table(pd.DataFrame({"a": [2]}), str(path), mine, started)
+    assert pd.read_parquet(path)["a"].tolist() == [1]
+    _write_table(pd.DataFrame({"a": [3]}), str(path), mine, time.time() + 1)  # older: replaced
+    assert pd.read_parquet(path)["a"].tolist() == [3]
