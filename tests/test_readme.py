@@ -25,8 +25,11 @@ def test_hashwh_training_loop_example():
 
 
 def snakemake_commands() -> list[str]:
-    """Every Snakemake command line of the README's shell blocks."""
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.DOTALL)
+    """Every Snakemake command line of the shell blocks of the README and the docs pages."""
+    pages = [README, *sorted((REPO / "docs").glob("*.md"))]
+    blocks = [
+        b for page in pages for b in re.findall(r"```bash\n(.*?)```", page.read_text(), re.DOTALL)
+    ]
     lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
     return [line for line in lines if re.match(r"^(\w+=\S+ )*snakemake ", line)]
 
@@ -57,3 +60,31 @@ def test_readme_snakemake_commands_parse_and_plan(tmp_path):
             if option in words:
                 following = words[words.index(option) + 2 :]
                 assert not following or following[0].startswith("-"), command
+
+
+def test_readme_is_a_short_guide_with_working_links():
+    """The README stays a guide (details live in docs/), and every docs/ page it links exists."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 250
+    links = re.findall(r"\]\((docs/[^)#]+)", text)
+    assert links and all((REPO / link).exists() for link in links), links
+    pages = {p.name for p in (REPO / "docs").glob("*.md")}
+    linked = {Path(link).name for link in links}
+    assert pages - linked <= {"index.md"}, pages - linked  # every page reachable from the README
+
+
+def test_docs_build_strictly(tmp_path):
+    """The documentation site, API reference included, builds with warnings as errors."""
+    import shutil
+    import subprocess
+    import sys
+
+    mkdocs = shutil.which("mkdocs") or str(Path(sys.executable).with_name("mkdocs"))
+    result = subprocess.run(
+        [mkdocs, "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "hashwh_penalty" in (tmp_path / "site" / "api" / "index.html").read_text()

@@ -224,12 +224,9 @@ def test_noisy_recovery(noise_sd):
     assert max(errors) < 0.01, errors
 
 
-def test_readme_example_runs():
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    start = text.index("## EN-S")
-    end = text.find("\n## ", start + 1)
-    section = text[start : end if end > 0 else None]
-    (code,) = re.findall(r"```python\n(.*?)```", section, re.DOTALL)
+def test_docs_example_runs():
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ens.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
     scope: dict = {}
-    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102
+    exec(compile(code, "docs/ens.md", "exec"), scope)  # noqa: S102
     np.testing.assert_allclose(scope["values"], scope["f"](scope["des"].points), atol=1e-12)
