@@ -18,9 +18,11 @@ def test_the_env_file_names_the_checkout_by_its_absolute_path(tmp_path):
     assert path == tmp_path.resolve() / ".whcore" / "conda" / "whcore.yaml"
     env = yaml.safe_load(path.read_text())
     (pip,) = [d["pip"] for d in env["dependencies"] if isinstance(d, dict)]
-    assert pip == [f"-e {REPO}"]
+    # the jobs run the `whcore` command: the pipeline extra
+    assert pip == [f"-e {REPO}[pipeline]"]
     # the path that pip installs is this checkout: its pyproject names whcore
-    assert 'name = "whcore"' in (Path(pip[0].split(" ", 1)[1]) / "pyproject.toml").read_text()
+    checkout = Path(pip[0].split(" ", 1)[1].removesuffix("[pipeline]"))
+    assert 'name = "whcore"' in (checkout / "pyproject.toml").read_text()
     # a copy elsewhere (what Snakemake does before creating it) still names the checkout
     copy = tmp_path / "elsewhere" / "env.yaml"
     copy.parent.mkdir()
