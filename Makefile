@@ -4,6 +4,8 @@
 #   make test LOCK=                any platform: the version ranges of pyproject.toml
 #   make quick CORES=4             the quick configuration on 4 cores (default: all)
 #   make check-install             the lock and pyproject.toml resolve with a clean pip setup
+#   make check-core                `pip install .` alone (the library, no extra) in a fresh venv
+#                                  (CORE_VENV) runs the README's library example
 # PyTorch comes first, alone, from TORCH_INDEX (on Linux its CPU build: PyPI's Linux torch is
 # the multi-GB CUDA build). The lock's `torch==X` has no local label, so the CPU index's
 # X+cpu meets it. Short network limits: an unreachable index fails in seconds, and pip then
@@ -13,19 +15,21 @@ VENV ?= .venv
 LOCK ?= envs/linux-cpu.lock
 CORES ?= all
 TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),https://download.pytorch.org/whl/cpu)
+CORE_VENV ?= .venv-core
 BIN := $(VENV)/bin
 TORCH := $(if $(strip $(LOCK)),$(shell grep -m1 '^torch==' $(LOCK)),torch)
 
-.PHONY: install test lint quick check-install clean-venv
+# $(call torch_first,BIN): torch alone into the venv of BIN, from TORCH_INDEX (nothing without one)
+torch_first = $(if $(strip $(TORCH_INDEX)),$(1)/pip install --quiet --no-deps --timeout 15 \
+	--retries 1 --index-url $(TORCH_INDEX) '$(TORCH)' || { echo "make: no $(TORCH) from \
+	$(TORCH_INDEX) (behind a proxy set https_proxy; offline: PIP_FIND_LINKS=<wheel folder>, \
+	or TORCH_INDEX=<your mirror>)" >&2; exit 1; })
+
+.PHONY: install test lint quick check-install check-core clean-venv
 
 $(BIN)/whcore: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-ifneq ($(strip $(TORCH_INDEX)),)
-	$(BIN)/pip install --quiet --no-deps --timeout 15 --retries 1 \
-		--index-url $(TORCH_INDEX) '$(TORCH)' || { echo "make: no $(TORCH) from \
-	$(TORCH_INDEX) (behind a proxy set https_proxy; offline: PIP_FIND_LINKS=<wheel folder>, \
-	or TORCH_INDEX=<your mirror>)" >&2; exit 1; }
-endif
+	$(call torch_first,$(BIN))
 ifneq ($(strip $(LOCK)),)
 	$(BIN)/pip install --quiet -r $(LOCK)
 	$(BIN)/pip install --quiet --no-deps -e .
@@ -52,5 +56,14 @@ check-install: install
 	$(BIN)/python envs/check_install.py --lock '$(or $(strip $(LOCK)),envs/linux-cpu.lock)' \
 		--torch-index '$(or $(strip $(TORCH_INDEX)),https://download.pytorch.org/whl/cpu)'
 
+# The light install: the core's requirements only (the lock's versions where there is a lock),
+# from a non-editable build; envs/check_core.py runs the README's example with no extra present.
+check-core:
+	rm -rf $(CORE_VENV)
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(call torch_first,$(CORE_VENV)/bin)
+	$(CORE_VENV)/bin/pip install --quiet $(if $(strip $(LOCK)),-c $(LOCK)) .
+	$(CORE_VENV)/bin/python envs/check_core.py
+
 clean-venv:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(CORE_VENV)

@@ -198,3 +198,23 @@ def test_makefile_installs_the_lock_torch_first_from_the_cpu_index(tmp_path):
         check=True,
     ).stdout
     assert "--index-url" not in plan and "-r envs/linux-cpu.lock" in plan
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_check_core_installs_the_core_alone_after_the_same_torch_step(tmp_path):
+    """`make check-core`: a fresh venv, torch by the install's own step, then `pip install .`
+    without an extra (the lock's versions as constraints), then envs/check_core.py."""
+    venv = tmp_path / "core"
+    plan = subprocess.run(
+        ["make", "-n", "check-core", f"CORE_VENV={venv}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    _, torch = check.split_lock(LOCK.read_text().splitlines())
+    torch_step = plan.index(f"{venv}/bin/pip install --quiet --no-deps --timeout 15 --retries 1")
+    assert f"rm -rf {venv}" in plan[:torch_step]
+    assert f"--index-url https://download.pytorch.org/whl/cpu '{torch}'" in plan[torch_step:]
+    core_step = plan.index(f"{venv}/bin/pip install --quiet -c envs/linux-cpu.lock .\n")
+    assert torch_step < core_step < plan.index(f"{venv}/bin/python envs/check_core.py")
