@@ -1,4 +1,7 @@
-"""Atomic file output: write to a temporary name beside the target, then rename."""
+"""Atomic file output: write to a temporary name beside the target, then rename.
+
+Parquet (``write_parquet``, ``read_parquet_metadata``) needs PyArrow, from the ``data`` extra;
+it is imported on first use, so ``atomic_path`` works in the core install."""
 
 from __future__ import annotations
 
@@ -8,10 +11,10 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["atomic_folder", "atomic_path", "read_parquet_metadata", "write_parquet"]
 
@@ -73,6 +76,9 @@ def atomic_folder(path: str | Path):
 def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = None) -> None:
     """Write ``df`` atomically; ``metadata`` (JSON-able values) goes into the schema metadata
     under the key ``whcore``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     table = pa.Table.from_pandas(df, preserve_index=False)
     if metadata:
         existing = table.schema.metadata or {}
@@ -85,6 +91,8 @@ def write_parquet(df: pd.DataFrame, path: str | Path, metadata: dict | None = No
 
 def read_parquet_metadata(path: str | Path) -> dict:
     """The ``whcore`` metadata written by ``write_parquet`` (empty if there is none)."""
+    import pyarrow.parquet as pq
+
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(b"whcore")
     return json.loads(raw) if raw else {}

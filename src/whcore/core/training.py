@@ -13,9 +13,9 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import torch
 
 from .devices import pick_device
@@ -23,6 +23,9 @@ from .methods import PRECISIONS
 from .models import MLP
 from .regularizers import Context, make_regularizer
 from .rng import derive_seed
+
+if TYPE_CHECKING:  # pandas loads when records are built, so `import whcore` stays light
+    import pandas as pd
 
 __all__ = [
     "Data",
@@ -221,6 +224,8 @@ def train_grid(
     members = [Member(c, dict(params), s) for c, params in enumerate(grid) for s in seeds]
     stacks = [members] if config.vectorize else [[m] for m in members]
     frames = [train_members(data, method, stack, config, epoch_callback, log) for stack in stacks]
+    import pandas as pd
+
     return pd.concat(frames, ignore_index=True)
 
 
@@ -341,4 +346,6 @@ def train_members(
     # One block of epochs per member, in the order the members were given.
     position = {(m.config, m.seed): i for i, m in enumerate(members)}
     records.sort(key=lambda row: (position[row["config"], row["seed"]], row["epoch"]))
+    import pandas as pd
+
     return pd.DataFrame.from_records(records)
