@@ -113,7 +113,7 @@ def start_and_find_trainer(work: Path, config: Path, log: Path, target: str, *ar
     )
     try:
         wait_for(
-            lambda: log.is_file() and "epoch 1:" in log.read_text(),
+            lambda: log.is_file() and "epoch 1/" in log.read_text(),
             300,
             f"the training job of {target}",
             proc,
@@ -183,7 +183,7 @@ def test_sigkill_mid_training_leaves_no_output(tmp_path):
         line = proc.stdout.readline()
         assert line.startswith("training 1 configuration(s) x 2 seed(s)"), line
         line = proc.stdout.readline()  # the first progress line: it is training
-        assert line.startswith("epoch 1:"), line
+        assert line.startswith("epoch 1/"), line
         proc.send_signal(signal.SIGKILL)
         assert proc.wait(timeout=30) == -signal.SIGKILL
     finally:

@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -257,3 +259,41 @@ def test_adam_falls_back_where_pytorch_has_no_fused_kernel(monkeypatch):
     monkeypatch.setattr(torch.optim, "Adam", adam)
     opt = make_optimizer(MLP(4, 1), 0.01, torch.device("cpu"))
     assert isinstance(opt, real) and not opt.defaults.get("fused")
+
+
+PROGRESS = re.compile(
+    r"^(model (\d+)/(\d+), )?epoch (\d+)/(\d+): best val MSE [0-9.e+-]+, \d+/\d+ training, "
+    r"\d+(s|m\d\ds|h\d\dm) elapsed, ~\d+(s|m\d\ds|h\d\dm) left$"
+)
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_progress_lines_say_epoch_of_total_best_val_loss_and_time_left(vectorize):
+    from whcore.core.training import train_grid
+
+    lines = []
+    cfg = TrainConfig(**{**FAST, "epochs": 4, "log_every": 2, "vectorize": vectorize})
+    records = train_grid(sparse_data(), "hashwh", [{"lam": 0.1, "b": 4}], [0, 1], cfg,
+                         log=lines.append)  # fmt: skip
+    matches = [PROGRESS.match(line) for line in lines]
+    assert lines and all(matches), lines
+    assert [int(m[4]) for m in matches] == [2, 4] * (1 if vectorize else 2)
+    assert {int(m[5]) for m in matches} == {4} and all(len(line) <= 100 for line in lines)
+    # one model at a time: the line names the model, the time left is the whole job's
+    assert [m[1] is not None for m in matches] == [not vectorize] * len(lines)
+    # the best validation loss so far: the lowest val MSE of the epochs trained, epoch 0 excluded
+    last = float(lines[-1].split("best val MSE ")[1].split(",")[0])
+    best = records.loc[records["epoch"] > 0, "val_mse"].min()
+    assert last == pytest.approx(best, rel=1e-3)
+
+
+def test_time_left_is_spent_fraction_extrapolated(monkeypatch):
+    from whcore.core import training
+
+    monkeypatch.setattr(training.time, "perf_counter", lambda: 1000.0)
+    progress = training.Progress(epochs=10, stacks=2)
+    progress.start -= 30  # 30 s spent on the first half of model 1: a quarter of the job
+    assert progress.line(5, 0.5, 2, 2).endswith("30s elapsed, ~1m30s left")
+    assert progress.line(5, 0.5, 2, 2).startswith("model 1/2, epoch 5/10: best val MSE 0.5")
+    progress.done = 1
+    assert "model 2/2, epoch 5/10" in progress.line(5, 0.5, 1, 1)

@@ -31,6 +31,7 @@ __all__ = [
     "Data",
     "EarlyStopping",
     "Member",
+    "Progress",
     "Stopwatch",
     "TrainConfig",
     "train",
@@ -137,6 +138,44 @@ class Stopwatch:
         return self._seconds
 
 
+def _duration(seconds: float) -> str:
+    """``seconds`` in a short form: 42s, 3m07s, 2h05m."""
+    seconds = max(int(round(seconds)), 0)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+class Progress:
+    """The progress line of a job that trains ``stacks`` stacked models one after another, each
+    for at most ``epochs`` epochs::
+
+        epoch 20/200: best val MSE 0.0123, 6/6 training, 12s elapsed, ~1m48s left
+
+    (``model 2/3, epoch ...`` when the job trains several models in turn): the lowest validation
+    MSE of the model's networks so far (epoch 0, the untrained network, left out), how many of
+    them are still training, and the job's time left, assuming every remaining epoch takes as
+    long as the mean so far and nothing stops early (early stopping often ends it sooner)."""
+
+    def __init__(self, epochs: int, stacks: int = 1):
+        self.epochs, self.stacks = epochs, stacks
+        self.done = 0  # stacks finished
+        self.start = time.perf_counter()
+
+    def line(self, epoch: int, best_val_mse: float, active: int, size: int) -> str:
+        elapsed = time.perf_counter() - self.start
+        fraction = (self.done + epoch / self.epochs) / self.stacks
+        left = elapsed * (1 - fraction) / fraction if fraction > 0 else math.nan
+        model = f"model {self.done + 1}/{self.stacks}, " if self.stacks > 1 else ""
+        eta = _duration(left) if math.isfinite(left) else "?"
+        return (
+            f"{model}epoch {epoch}/{self.epochs}: best val MSE {best_val_mse:.4g}, "
+            f"{active}/{size} training, {_duration(elapsed)} elapsed, ~{eta} left"
+        )
+
+
 def step(
     model: MLP, opt: torch.optim.Optimizer, reg, x: torch.Tensor, y: torch.Tensor, reg_watch=None
 ) -> None:
@@ -223,7 +262,11 @@ def train_grid(
         raise ValueError("at least one configuration is needed")
     members = [Member(c, dict(params), s) for c, params in enumerate(grid) for s in seeds]
     stacks = [members] if config.vectorize else [[m] for m in members]
-    frames = [train_members(data, method, stack, config, epoch_callback, log) for stack in stacks]
+    progress = Progress(config.epochs, len(stacks))
+    frames = []
+    for stack in stacks:
+        frames.append(train_members(data, method, stack, config, epoch_callback, log, progress))
+        progress.done += 1
     import pandas as pd
 
     return pd.concat(frames, ignore_index=True)
@@ -256,14 +299,17 @@ def train_members(
     config: TrainConfig,
     epoch_callback: Callable | None = None,
     log: Callable[[str], None] = print,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Train the members as one stacked model. Records: one row per (member, epoch) with
     ``config``, ``seed``, train/val/test MSE and R^2, ``epoch_time`` and ``reg_time`` (seconds,
     the stacked model's time divided by its number of members, ``stack_size``), ``status``
     ("ok" or "diverged") and ``note``, plus whatever the regularizer's epoch hook and
     ``epoch_callback(model, epoch, members)`` return (a dict of per-member tensors or floats).
-    Epoch 0 is the untrained network."""
+    Epoch 0 is the untrained network. Every ``config.log_every`` epochs ``log`` gets a line of
+    ``progress`` (a ``Progress``; by default this stack's own)."""
     device = pick_device(config.device)
+    progress = Progress(config.epochs) if progress is None else progress
     n = data.n
     seeds = [m.seed for m in members]
     model = MLP(n, config.width, seeds=seeds, device=device)
@@ -290,7 +336,6 @@ def train_members(
     stoppers = [EarlyStopping(config.patience) for _ in members]
     active = [True] * size
     records: list[dict] = []
-    start = time.perf_counter()
 
     def evaluate(epoch: int, epoch_time: float, reg_time: float, extra: dict):
         row_base = {
@@ -338,11 +383,8 @@ def train_members(
                 extra = reg.on_epoch_end(model, epoch)
         evaluate(epoch, epoch_watch.seconds(), reg_watch.seconds(), extra)
         if config.log_every and epoch % config.log_every == 0:
-            best = max((r["val_r2"] for r in records if r["status"] == "ok"), default=math.nan)
-            log(
-                f"epoch {epoch}: {sum(active)}/{size} members training, "
-                f"best val R^2 {best:.4f}, {time.perf_counter() - start:.1f}s elapsed"
-            )
+            ok = [r["val_mse"] for r in records if r["status"] == "ok" and r["epoch"] > 0]
+            log(progress.line(epoch, min(ok, default=math.nan), sum(active), size))
     # One block of epochs per member, in the order the members were given.
     position = {(m.config, m.seed): i for i, m in enumerate(members)}
     records.sort(key=lambda row: (position[row["config"], row["seed"]], row["epoch"]))
