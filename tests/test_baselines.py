@@ -153,7 +153,7 @@ def test_cli(tmp_path, capsys):
     assert main(["baselines", "--spec", spec({"alpha": [0.01, 0.1]})]) == 0
     assert len(pd.read_parquet(out)) == 2
     assert main(["baselines", "--spec", "{alpha: 1"]) == 2
-    assert "--spec: not valid YAML/JSON" in capsys.readouterr().err
+    assert "--spec: not valid JSON" in capsys.readouterr().err
     assert (
         main(["baselines", "--spec", spec({"alpha": [0.01]}).replace("t.parquet", "x.parquet")])
         == 2

@@ -139,3 +139,15 @@ def test_memory_limit_follows_the_estimate():
     exp["methods"] = {"standard": {}}
     with pytest.raises(ConfigError, match="config key synthetic.training.width: "):
         _check_memory(exp, 10, "synthetic", limit=1000)
+
+
+def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_the_line(tmp_path):
+    from whcore.pipeline.contract import load_contract
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(TINY.read_text().replace("  n: 6\n", "  n: [6\n", 1))
+    with pytest.raises(ConfigError) as err:
+        load_contract(str(path), str(SCHEMA))
+    line = TINY.read_text().splitlines().index("  max_degree: 3") + 1  # where YAML notices
+    assert str(err.value).startswith(f"{path}, line {line}, column ")
+    assert "not valid YAML" in str(err.value) and "\n" not in str(err.value)

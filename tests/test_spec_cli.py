@@ -73,6 +73,26 @@ def test_unreadable_spec(tmp_path):
         load_spec(tmp_path / "list.yaml")
 
 
+@pytest.mark.parametrize(
+    "text,line,problem",
+    [
+        ("method: hashwh\ndata:\n  path: [a, b\n  x: 1\n", 4, "expected ',' or ']'"),
+        ("method: hashwh\n\tdata: 1\n", 2, "'\\t' that cannot start any token"),
+        ("method: hashwh\ndata: {a: 1\n", 3, "expected ',' or '}'"),
+    ],
+)
+def test_a_yaml_syntax_error_names_the_file_and_the_line(tmp_path, capsys, text, line, problem):
+    path = tmp_path / "spec.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    message = str(err.value)
+    assert message.startswith(f"{path}, line {line}, column ") and problem in message
+    assert "\n" not in message and "<unicode string>" not in message
+    assert main(["train", "--spec", str(path)]) == 2
+    assert capsys.readouterr().err == f"whcore train: error: {message}\n"
+
+
 def test_train_cli_writes_records_and_spectra(target, tmp_path):
     spec = tmp_path / "spec.json"
     out, spectra = tmp_path / "runs" / "r", tmp_path / "runs" / "s"

@@ -37,7 +37,9 @@ __all__ = [
     "dataset_settings",
     "method_grid",
     "param_tag",
+    "read_yaml",
     "training_groups",
+    "yaml_error_line",
 ]
 
 BASELINE_FAMILIES = ("lasso", "rf", "xgboost")
@@ -604,14 +606,39 @@ def validate_config(config: dict, schema_path: str) -> None:
     check_config(config)
 
 
+def yaml_error_line(source: str, err: Exception) -> str:
+    """One line for a YAML syntax error in ``source`` (a file name): where (line and column, as
+    an editor counts them) and what, instead of PyYAML's five lines naming "<unicode string>"."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = (getattr(err, "problem", None) or str(err).splitlines()[0]).strip()
+    where = f"{source}, line {mark.line + 1}, column {mark.column + 1}" if mark else source
+    context, context_mark = getattr(err, "context", None), getattr(err, "context_mark", None)
+    if context and context_mark is not None and context_mark is not mark:
+        problem += f" ({context.strip()} from line {context_mark.line + 1})"
+    return f"{where}: not valid YAML: {problem}"
+
+
+def read_yaml(path, what: str = "file", error: type[Exception] = ValueError):
+    """The YAML (or JSON) document in ``path``; an unreadable file or a syntax error raises
+    ``error`` in one line naming the file (and the line)."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return yaml.safe_load(f)
+    except OSError as err:
+        raise error(f"{path}: cannot read the {what} ({err.strerror})") from None
+    except yaml.YAMLError as err:
+        raise error(yaml_error_line(str(path), err)) from None
+
+
 def load_contract(config: dict | str, schema_path: str) -> Contract:
     """The contract of a configuration (a dict, validated and filled in place, or a YAML
     file's path), validated against the workflow schema first."""
     if not isinstance(config, dict):
-        import yaml
-
-        with open(config) as f:
-            config = yaml.safe_load(f)
+        path, config = config, read_yaml(config, "config file", ConfigError)
+        if not isinstance(config, dict):
+            raise ConfigError(f"{path}: a config must be a mapping of keys, got {config!r:.60}")
     validate_config(config, schema_path)
     return Contract(config)
 

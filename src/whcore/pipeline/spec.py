@@ -33,10 +33,9 @@ import math
 from pathlib import Path
 
 import jsonschema
-import yaml
 
 from ..core.methods import METHOD_INFO, PRECISIONS, configuration_schema
-from .contract import param_tag
+from .contract import param_tag, read_yaml
 
 __all__ = [
     "SPEC_SCHEMA",
@@ -187,15 +186,13 @@ def read_spec(text: str | Path) -> dict:
     """A spec given as a JSON string or as the path of a YAML/JSON file (not validated: every
     kind of job has its own fields)."""
     if isinstance(text, str) and text.lstrip().startswith("{"):
-        source, reader = "--spec", lambda: json.loads(text)
+        source = "--spec"
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise SpecError(f"--spec: not valid JSON ({err})") from None
     else:
-        source, reader = str(text), lambda: yaml.safe_load(Path(text).read_text())
-    try:
-        spec = reader()
-    except OSError as err:
-        raise SpecError(f"{source}: cannot read the spec file ({err.strerror})") from err
-    except (yaml.YAMLError, json.JSONDecodeError) as err:
-        raise SpecError(f"{source}: not valid YAML/JSON ({err})") from err
+        source, spec = str(text), read_yaml(text, "spec file", SpecError)
     if not isinstance(spec, dict):
         raise SpecError(f"{source}: a spec must be a mapping of fields, got {type(spec).__name__}")
     return spec
