@@ -28,6 +28,7 @@ __all__ = [
     "Contract",
     "Job",
     "Layout",
+    "SUBCOMMANDS",
     "canonical",
     "canonical_json",
     "check_config",
@@ -57,6 +58,17 @@ CLAIM_TABLES = {
     "real": ("real_selected",),
     "ablation": ("ablation",),
     "entacmaea_energy": ("entacmaea_energy",),
+}
+# The `whcore` subcommand that runs each kind of job (it takes the job's spec with --spec).
+SUBCOMMANDS = {
+    "target": "synthetic",
+    "train": "train",
+    "baselines": "baselines",
+    "ablation": "ablation",
+    "entacmaea_energy": "entacmaea-energy",
+    "aggregate": "aggregate",
+    "figure": "figure",
+    "claims": "claims",
 }
 # The experiment whose tables each figure module draws.
 EXPERIMENT_OF_FIGURES = {
@@ -219,6 +231,37 @@ class Contract:
                 "tables or `all` instead of an arbitrary run file"
             )
         return self.jobs[path]
+
+    def written_by(self, job: Job) -> list[str]:
+        """Every path ``job`` writes: its spec's outputs (a figure's stem as its PDF and PNG)."""
+        outputs = job.spec["outputs"].values()
+        if job.kind == "figure":
+            return [f"{stem}{suffix}" for stem in outputs for suffix in (".pdf", ".png")]
+        return list(outputs)
+
+    def all_outputs(self) -> dict[str, Job]:
+        """Every output path of every job -> the job writing it."""
+        return {path: job for job in self.jobs.values() for path in self.written_by(job)}
+
+    def job_writing(self, path: str) -> Job | None:
+        """The job writing ``path``: any of its outputs, or a file inside an output folder (a
+        training job's records or spectra); None for a path no job of this config writes."""
+        path = os.path.normpath(path)
+        outputs = self.all_outputs()
+        if path in outputs:
+            return outputs[path]
+        folder = os.path.dirname(path)  # a configuration's file in a training job's folder
+        job = outputs.get(folder)
+        return job if job is not None and job.kind == "train" else None
+
+    def command_inputs(self, job: Job) -> dict[str, list[str]]:
+        """The file options its subcommand takes beside the spec: {option: [paths]}."""
+        if job.kind == "aggregate":
+            inputs = self.aggregate_inputs(job.labels["experiment"])
+            return {f"--{role}": paths for role, paths in inputs.items()}
+        if job.kind in ("figure", "claims"):
+            return {"--tables": list(job.inputs)}
+        return {}
 
     def spec_of(self, pattern: str):
         """A params function for a rule whose output is ``pattern``: wildcards -> spec JSON.
