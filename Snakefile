@@ -1,17 +1,26 @@
 # Reproduces Gorji, Amrollahi & Krause (UAI 2023), "A Scalable Walsh-Hadamard Regularizer to
 # Overcome the Low-degree Spectral Bias of Neural Networks". See README.md.
 import os
+import sys
 
 from snakemake.utils import min_version
 
+from whcore.pipeline.contract import ConfigError, read_yaml
+
 min_version("9.0")
+
+DEFAULT_CONFIG = os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 # The paper's grid is the default; a --configfile replaces it instead of being merged into it,
 # so that a small configuration never inherits grid values it did not ask for.
 if not workflow.overwrite_configfiles:
+    try:  # Snakemake's own message for a YAML error names neither the file nor the line
+        read_yaml(DEFAULT_CONFIG, "config file", ConfigError)
+    except ConfigError as err:
+        sys.exit(f"Error: {err}")
 
-    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+    configfile: DEFAULT_CONFIG
 
 
 report: "workflow/report/workflow.rst"

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from whcore.data.download import DownloadError, fetch, resolve_mirror, sha256_of
+from whcore.data.download import (
+    DownloadError,
+    fetch,
+    mirror_warning,
+    resolve_mirror,
+    sha256_of,
+)
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -69,6 +75,33 @@ def test_resolve_mirror_argument_then_environment(monkeypatch, tmp_path):
     assert resolve_mirror("") is None  # an explicit empty value switches the mirror off
     monkeypatch.setenv("WHCORE_DATA_MIRROR", "")
     assert resolve_mirror() is None
+
+
+def test_a_mirror_that_is_no_folder_is_one_warning(monkeypatch, tmp_path, capsys):
+    from whcore.pipeline.cli import main
+
+    missing, a_file = tmp_path / "nowhere", tmp_path / "file"
+    a_file.write_text("x")
+    monkeypatch.setenv("WHCORE_DATA_MIRROR", str(missing))
+    assert mirror_warning() == (
+        f"warning: WHCORE_DATA_MIRROR: {missing} does not exist; "
+        "raw files will come from the pinned URLs"
+    )
+    assert mirror_warning(a_file, "config key data_mirror").startswith(
+        f"warning: config key data_mirror: {a_file} is not a folder;"
+    )
+    assert mirror_warning(tmp_path) is None and mirror_warning("") is None
+    monkeypatch.setenv("WHCORE_DATA_MIRROR", "")
+    assert mirror_warning() is None
+    # `whcore download` says it first, before trying the URLs
+    out = tmp_path / "raw" / "41467_2019_12130_MOESM7_ESM.xlsx"
+    args = ["download", "entacmaea", "--out", str(out), "--mirror", str(missing)]
+    assert main([*args, "--retries", "1", "--timeout", "1"]) == 2
+    first = capsys.readouterr().err.splitlines()[0]
+    assert (
+        first
+        == f"warning: --mirror: {missing} does not exist; raw files will come from the pinned URLs"
+    )
 
 
 @pytest.mark.parametrize("layout", ["per-dataset", "flat"])

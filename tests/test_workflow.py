@@ -87,11 +87,62 @@ def write_config(tmp_path, **changes):
     ],
 )
 def test_bad_config_fails_at_start_naming_the_key(tmp_path, changes, message):
+    config = write_config(tmp_path, **changes)
+    result = snakemake("-n", "--configfile", str(config), workdir=tmp_path, check=False)
+    assert result.returncode != 0
+    # one line, no traceback: the config file, the key and what is allowed
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"Error in {config}: config key ") and message in line
+
+
+def test_a_bad_environment_variable_is_one_line(tmp_path):
     result = snakemake(
-        "-n", "--configfile", str(write_config(tmp_path, **changes)), workdir=tmp_path, check=False
+        "-n", "--configfile", str(TINY), workdir=tmp_path, env={"WHCORE_FWHT": "fast"}, check=False
     )
     assert result.returncode != 0
-    assert message in result.stdout
+    assert result.stdout.splitlines() == [
+        "Error: environment variable WHCORE_FWHT='fast': use auto or torch (the fast "
+        "Walsh-Hadamard transform to use), or unset it"
+    ]
+
+
+def test_a_yaml_error_in_the_default_config_names_the_file_and_the_line(tmp_path):
+    """Snakemake's own message for a config it cannot parse names neither the file nor the
+    line; the workflow reads its default config first and says both."""
+    repo = TINY.parents[2]
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    for part in ("Snakefile", "workflow", "config", "envs"):
+        copy = shutil.copytree if (repo / part).is_dir() else shutil.copy
+        copy(repo / part, checkout / part)
+    config = checkout / "config" / "config.yaml"
+    lines = config.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("spectrum:"))
+    config.write_text("\n".join(lines[:at] + ["spectrum: [", *lines[at + 1 :]]) + "\n")
+    result = snakemake("-n", "-s", str(checkout / "Snakefile"), workdir=tmp_path, check=False)
+    assert result.returncode != 0
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"Error: {config}, line ") and "not valid YAML" in line
+
+
+@pytest.mark.parametrize("where", ["environment", "config"])
+def test_a_mirror_that_does_not_exist_is_a_warning_at_start(tmp_path, where):
+    missing = tmp_path / "no-such-mirror"
+    if where == "config":
+        config, env = write_config(tmp_path, data_mirror=str(missing)), {}
+        source = "config key data_mirror"
+    else:
+        config, env = TINY, {"WHCORE_DATA_MIRROR": str(missing)}
+        source = "WHCORE_DATA_MIRROR"
+    result = snakemake("-n", "--configfile", str(config), workdir=tmp_path, env=env)
+    warnings = [line for line in result.stdout.splitlines() if "no-such-mirror" in line]
+    assert warnings == [
+        f"warning: {source}: {missing} does not exist; raw files will come from the pinned URLs"
+    ]
+    # an existing mirror (or none) is silent
+    env = {"WHCORE_DATA_MIRROR": str(tmp_path)}
+    quiet = snakemake("-n", "--configfile", str(TINY), workdir=tmp_path, env=env).stdout
+    assert "warning: WHCORE_DATA_MIRROR" not in quiet
 
 
 @pytest.fixture(scope="module")

@@ -2,35 +2,55 @@
 # whcore.pipeline.contract; rules only name a pattern and ask for the job's spec by it.
 import os
 import re
+import sys
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
+from whcore.data.download import mirror_warning
 from whcore.pipeline.contract import (
     AGGREGATE_TABLES,
     BASELINE_FAMILIES,
+    ConfigError,
     Layout,
     job_environment,
     load_contract,
 )
 from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.deploy import conda_env_file
-from whcore.pipeline.environment import check_environment
+from whcore.pipeline.environment import EnvironmentValueError, check_environment
 from whcore.pipeline.guards import hold_run_lock
+
+
+def config_source():
+    """The config files of this run (for error messages)."""
+    files = [str(path) for path in workflow.overwrite_configfiles] or [DEFAULT_CONFIG]
+    return ", ".join(files) + (
+        " and --config" if workflow.config_settings.config else ""
+    )
+
 
 # `--sdm conda`: every job's environment installs this checkout (envs/whcore.yaml, rendered
 # with the checkout's absolute path, since Snakemake copies the file before creating it).
 ENV = conda_env_file(workflow.basedir)
-CONTRACT = load_contract(
-    config, os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")
-)
+try:
+    CONTRACT = load_contract(
+        config,
+        os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"),
+    )
+    # Settings that never change a result reach the jobs through the environment, never as
+    # rule params (a param change would replan every job downstream).
+    os.environ.update(job_environment(config, os.getpid()))
+    check_environment()  # every job would fail on a bad WHCORE_* value: refuse it once, here
+# One line and status 1: an exception raised here would add Snakemake's traceback.
+except ConfigError as err:
+    sys.exit(f"Error in {config_source()}: {err}")
+except EnvironmentValueError as err:
+    sys.exit(f"Error: {err}")
+if warning := mirror_warning(config["data_mirror"] or None, "config key data_mirror"):
+    print(warning, file=sys.stderr)
 LAYOUT = CONTRACT.layout
 METHODS = "|".join(METHOD_INFO)
 DATASETS = "|".join(REGISTRY)
-
-# Settings that never change a result reach the jobs through the environment, never as rule
-# params (a param change would replan every job downstream).
-os.environ.update(job_environment(config, os.getpid()))
-check_environment()  # every job would fail on a bad WHCORE_* value: refuse it once, here
 GPU = 1 if config["device"] == "cuda" else 0
 
 

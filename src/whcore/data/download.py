@@ -17,7 +17,14 @@ from pathlib import Path
 
 from ..core.io import atomic_path
 
-__all__ = ["DownloadError", "ChecksumError", "sha256_of", "resolve_mirror", "fetch"]
+__all__ = [
+    "DownloadError",
+    "ChecksumError",
+    "fetch",
+    "mirror_warning",
+    "resolve_mirror",
+    "sha256_of",
+]
 
 MIRROR_ENV = "WHCORE_DATA_MIRROR"
 _CHUNK = 1 << 20
@@ -44,6 +51,18 @@ def resolve_mirror(mirror: str | Path | None = None) -> Path | None:
     variable ``WHCORE_DATA_MIRROR``; an empty value means no mirror."""
     value = os.environ.get(MIRROR_ENV, "") if mirror is None else str(mirror)
     return Path(value) if value else None
+
+
+def mirror_warning(mirror: str | Path | None = None, source: str = "--mirror") -> str | None:
+    """One line when the mirror folder (``mirror``, named by ``source``, else
+    ``WHCORE_DATA_MIRROR``) is set but is no folder, so that a mistyped path is said at start
+    instead of every raw file silently coming from the network; None when all is well."""
+    folder = resolve_mirror(mirror)
+    if folder is None or folder.is_dir():
+        return None
+    source = source if mirror is not None else MIRROR_ENV
+    why = "is not a folder" if folder.exists() else "does not exist"
+    return f"warning: {source}: {folder} {why}; raw files will come from the pinned URLs"
 
 
 def _copy_checked(read, tmp: Path, expected: str) -> None:

@@ -446,6 +446,11 @@ def _add_spec_lookup(sub) -> None:
 
 
 def _cmd_download(args) -> None:
+    from ..data.download import mirror_warning
+
+    warning = mirror_warning(args.mirror)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     path = datasets.download(
         args.dataset, args.out, args.mirror, retries=args.retries, timeout=args.timeout
     )
