@@ -36,6 +36,7 @@ onstart:
 
 
 rule all:
+    """Every figure, table and claims report of the configured run (the default target)."""
     default_target: True
     input:
         CONTRACT.targets(),

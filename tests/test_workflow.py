@@ -42,6 +42,18 @@ def test_paper_grid_has_the_papers_job_counts(tmp_path):
     assert 1000 < slurm_submissions(counts) <= 2000
 
 
+def test_every_rule_has_a_one_line_description(tmp_path):
+    """`snakemake --list-rules` shows each rule's docstring (figure rules: their caption)."""
+    listing = snakemake("--list-rules", "--configfile", str(TINY), workdir=tmp_path).stdout
+    rules = dict(
+        re.fullmatch(r"(\w+)(?: \((.+)\))?", line).groups() for line in listing.splitlines()
+    )
+    assert {"all", "download", "train", "train_spectrum", "claims", *FIGURES} <= set(rules)
+    assert [name for name, description in rules.items() if not description] == []
+    assert rules["fig5a_real_r2"].startswith("Figure 5a (PDF, PNG): Test R^2 vs train size")
+    assert max(len(description) for description in rules.values()) <= 110
+
+
 def slurm_submissions(counts: dict[str, int]) -> int:
     """SLURM jobs of a run through profiles/slurm: a group of k components is one SLURM job,
     local rules (downloads) and `all` run where Snakemake runs."""

@@ -3,6 +3,7 @@
 
 
 rule aggregate_spectrum:
+    """Select models on validation: the spectrum experiment's tables (Figures 1-3, A1-A4)."""
     input:
         **CONTRACT.aggregate_inputs("spectrum"),
     output:
@@ -18,6 +19,7 @@ rule aggregate_spectrum:
 
 
 rule aggregate_synthetic:
+    """Select models on validation: the synthetic experiment's tables (Figures 4, A5, A6)."""
     input:
         **CONTRACT.aggregate_inputs("synthetic"),
     output:
@@ -33,6 +35,7 @@ rule aggregate_synthetic:
 
 
 rule aggregate_real:
+    """Select models on validation: real-data tables, networks and baselines (Figures 5a, 5b, A7)."""
     input:
         **CONTRACT.aggregate_inputs("real"),
     output:
@@ -48,6 +51,7 @@ rule aggregate_real:
 
 
 rule claims:
+    """Check the paper's claims against the tables (claims.md, claims.json) with the provenance."""
     input:
         CONTRACT.job(f"{LAYOUT.claims}.md").inputs,
     output:

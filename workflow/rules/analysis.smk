@@ -2,6 +2,7 @@
 
 
 rule ablation:
+    """Prune a random forest's exact spectrum by degree and by amplitude (Figure 5c)."""
     input:
         Layout.DATA,
     output:
@@ -23,6 +24,7 @@ rule ablation:
 
 
 rule entacmaea_energy:
+    """Exact spectrum of Entacmaea: energy per degree of the top coefficients (Figure 5d)."""
     input:
         Layout.data("entacmaea"),
     output:

@@ -3,6 +3,7 @@
 
 
 rule baselines:
+    """Fit a baseline family's grid (Lasso, random forest, XGBoost) on one split of a dataset."""
     input:
         CONTRACT.inputs_of(LAYOUT.baseline),
     output:

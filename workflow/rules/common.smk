@@ -89,3 +89,15 @@ def aggregate_shell(experiment):
 
 def figure_stem(figure_id):
     return LAYOUT.figure.format(figure=figure_id)
+
+
+def figure_summary(figure_id, width=80):
+    """A figure rule's one-line description: the start of the figure's caption."""
+    number = figure_id.split("_")[0].removeprefix("fig")
+    text = FIGURES[figure_id].caption.split(". ")[0].rstrip(".") + "."
+    if len(text) > width:
+        text = text[:width].rsplit(" ", 1)[0]
+        if text.count("(") > text.count(")"):  # never end inside parentheses
+            text = text[: text.rindex("(")]
+        text = text.rstrip(",;: ") + " ..."
+    return f"Figure {number} (PDF, PNG): {text}"

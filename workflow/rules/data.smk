@@ -10,6 +10,7 @@ localrules:
 # file's identity is its pinned sha256, so moving or dropping the mirror never refetches it.
 # `whcore download` retries transient network failures itself.
 rule download:
+    """Fetch a dataset's raw file: the data mirror first, then its pinned URLs (sha256-checked)."""
     output:
         "resources/raw/{dataset}/{filename}",
     log:
@@ -24,6 +25,7 @@ rule download:
 
 
 rule binarize:
+    """Turn a dataset's raw file into its binary design matrix (Parquet)."""
     input:
         raw_file,
     output:

@@ -4,6 +4,7 @@
 for figure_id in CONTRACT.figures():
 
     rule:
+        """Draw one paper figure (PDF and PNG) from its tables."""
         name:
             figure_id
         input:
@@ -31,3 +32,7 @@ for figure_id in CONTRACT.figures():
             caption=FIGURES[figure_id].caption,
         shell:
             "whcore figure --spec {params.spec:q} --tables {input.tables:q} > {log:q} 2>&1"
+
+    # `snakemake --list-rules` shows each figure's caption (a rule's docstring must be a plain
+    # string: an f-string there does not parse on Python 3.12 and later).
+    workflow.get_rule(figure_id).docstring = figure_summary(figure_id)

@@ -2,6 +2,7 @@
 
 
 rule synthetic_target:
+    """Draw a sparse target function g* (JSON), deterministic from its seed."""
     output:
         LAYOUT.target,
     log:

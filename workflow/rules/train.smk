@@ -6,6 +6,7 @@
 
 
 rule train:
+    """Train one method's group of configurations (every lam and rho, all seeds) on one split."""
     input:
         CONTRACT.inputs_of(LAYOUT.records),
     output:
@@ -35,6 +36,7 @@ SPECTRUM_RECORDS = LAYOUT.records.replace("{experiment}", "spectrum")
 
 
 use rule train as train_spectrum with:
+    """Train as `train` does, on a spectrum-experiment target, with exact spectra per epoch."""
     input:
         CONTRACT.inputs_of(SPECTRUM_RECORDS),
     output:
