@@ -19,10 +19,16 @@ def job_counts(dry_run_output: str) -> dict[str, int]:
     return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
-def test_paper_grid_has_the_papers_job_counts(tmp_path):
+@pytest.fixture(scope="module")
+def paper_dry_run(tmp_path_factory) -> str:
+    """What `snakemake -n` prints for the paper's grid (every job, its output and log)."""
+    return snakemake("-n", workdir=tmp_path_factory.mktemp("paper")).stdout
+
+
+def test_paper_grid_has_the_papers_job_counts(paper_dry_run):
     """Job counts derived from the paper's grid (EXPERIMENTS.md), not from the workflow. A
     training job trains every lambda (and rho) of one method and b together."""
-    counts = job_counts(snakemake("-n", "--quiet", "rules", workdir=tmp_path).stdout)
+    counts = job_counts(paper_dry_run)
     # Experiment 1: 5 g* x 5 datasets x 4 train sizes x groups (standard, fullwh's 3 lambdas,
     # EN-S's 3 x 3 (rho, lambda), and one per b of HashWH's 3 b x 4 lambdas).
     assert counts["train_spectrum"] == 5 * 5 * 4 * (1 + 1 + 1 + 3)
@@ -52,6 +58,15 @@ def test_every_rule_has_a_one_line_description(tmp_path):
     assert [name for name, description in rules.items() if not description] == []
     assert rules["fig5a_real_r2"].startswith("Figure 5a (PDF, PNG): Test R^2 vs train size")
     assert max(len(description) for description in rules.values()) <= 110
+
+
+def test_the_slurm_profile_names_the_logs_the_jobs_write(paper_dry_run):
+    """The log paths the profile's comment gives as examples are those of the paper's jobs."""
+    profile = (TINY.parents[2] / "profiles" / "slurm" / "profile.yaml").read_text()
+    comment = "\n".join(line for line in profile.splitlines() if line.startswith("#"))
+    examples = set(re.findall(r"logs/[\w./-]+\.log", comment))
+    logs = set(re.findall(r"^    log: (\S+)$", paper_dry_run, re.MULTILINE))
+    assert len(examples) >= 6 and examples <= logs, examples - logs
 
 
 def slurm_submissions(counts: dict[str, int]) -> int:
