@@ -88,3 +88,22 @@ def test_docs_build_strictly(tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "hashwh_penalty" in (tmp_path / "site" / "api" / "index.html").read_text()
+
+
+def test_readme_whcore_spec_commands_run_as_written():
+    """The README's `whcore spec` lines run from a fresh clone (no data, no run needed)."""
+    import shlex
+    import subprocess
+    import sys
+
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), re.DOTALL)
+    lines = [
+        line.split("  #")[0].split(" | ")[0].strip() for b in blocks for line in b.splitlines()
+    ]
+    commands = [line for line in lines if line.startswith("whcore spec ")]
+    assert len(commands) >= 2
+    whcore = str(Path(sys.executable).with_name("whcore"))
+    for command in commands:
+        words = shlex.split(command)
+        result = subprocess.run([whcore, *words[1:]], cwd=REPO, capture_output=True, text=True)
+        assert result.returncode == 0 and result.stdout.strip(), f"{command}\n{result.stderr}"
