@@ -160,12 +160,22 @@ def main() -> None:
         default=30.0,
         help="seconds: a group whose 1-epoch warm-up takes longer is estimated from it (30)",
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="comma-separated: measure only the groups whose name (experiment/dataset/method/"
+        "group, e.g. real/sgemm/ens/m7) contains one of these (default: all)",
+    )
     parser.add_argument("--out", help="also write the table here (JSON)")
     parser.add_argument("--markdown", help="also write the table here (Markdown, for the README)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     contract = paper_contract()
     groups = job_groups(contract, [m for m in args.methods.split(",") if m])
+    wanted = [w for w in args.only.split(",") if w]
+    groups = [
+        (k, jobs) for k, jobs in groups if not wanted or any(w in "/".join(k) for w in wanted)
+    ]
     tmp = Path(tempfile.mkdtemp(prefix="bench_jobs_"))
     rows, total_h = [], 0.0
     for key, jobs in groups:
