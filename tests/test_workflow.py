@@ -3,6 +3,7 @@
 import os
 import re
 import shutil
+import time
 
 import pytest
 import yaml
@@ -344,6 +345,39 @@ def test_a_lost_table_is_rebuilt(tiny_run, tmp_path):
     finally:
         kept.rename(table)
     assert counts["aggregate_real"] == 1 and "train" not in counts
+
+
+def copy_without_timestamps(source, target):
+    """`cp -r` (timestamps not kept) at its worst: every file and folder of the copy is newer
+    than those written after it in ``source``, so every job's inputs are newer than its
+    outputs."""
+    shutil.copytree(source, target, copy_function=shutil.copyfile)
+    paths = list(source.rglob("*"))
+    newest, now = max(p.stat().st_mtime for p in paths), time.time()
+    for path in paths:
+        stamp = now + newest - path.stat().st_mtime
+        os.utime(target / path.relative_to(source), (stamp, stamp))
+
+
+def test_a_run_folder_copied_without_its_timestamps_plans_no_job(tiny_run, tmp_path):
+    """Snakemake replans a job whose input is newer than its output unless the input still
+    matches the checksum recorded when the job ran: every input file is checksummed
+    (profiles/default), and the training folders, which Snakemake cannot checksum, reach the
+    aggregations as ancient inputs beside the training jobs' logs."""
+    copy = tmp_path / "copy"
+    copy_without_timestamps(tiny_run, copy)
+    assert planned(copy, yaml.safe_load(TINY.read_text())) == {}
+
+
+def test_a_training_change_replans_its_aggregation(tiny_run):
+    """The aggregations ignore their training folders' timestamps, not the jobs that write
+    them: a training job that reruns replans its aggregation (through its log)."""
+    config = yaml.safe_load(TINY.read_text())
+    config["synthetic"]["training"]["epochs"] = 5
+    counts = planned(tiny_run, config)
+    figures = {fid for fid, fig in FIGURES.items() if fig.module == "synthetic"}
+    assert counts["aggregate_synthetic"] == 1 and figures <= set(counts)
+    assert "aggregate_spectrum" not in counts and "aggregate_real" not in counts
 
 
 def test_every_output_of_a_run_says_what_produced_it(tiny_run):

@@ -5,7 +5,7 @@
 rule aggregate_spectrum:
     """Select models on validation: the spectrum experiment's tables (Figures 1-3, A1-A4)."""
     input:
-        **CONTRACT.aggregate_inputs("spectrum"),
+        **aggregate_inputs("spectrum"),
     output:
         update(aggregate_outputs("spectrum")),
     log:
@@ -21,7 +21,7 @@ rule aggregate_spectrum:
 rule aggregate_synthetic:
     """Select models on validation: the synthetic experiment's tables (Figures 4, A5, A6)."""
     input:
-        **CONTRACT.aggregate_inputs("synthetic"),
+        **aggregate_inputs("synthetic"),
     output:
         update(aggregate_outputs("synthetic")),
     log:
@@ -37,7 +37,7 @@ rule aggregate_synthetic:
 rule aggregate_real:
     """Select models on validation: real-data tables, networks and baselines (Figures 5a, 5b, A7)."""
     input:
-        **CONTRACT.aggregate_inputs("real"),
+        **aggregate_inputs("real"),
     output:
         update(aggregate_outputs("real")),
     log:

@@ -75,6 +75,22 @@ def raw_file(wildcards):
     )
 
 
+def aggregate_inputs(experiment):
+    """An aggregation's inputs by role, and the logs of its training jobs. Snakemake forgives
+    an input newer than the outputs whose checksum is the one recorded when the job ran, but it
+    cannot checksum a folder: the training folders are `ancient` (new timestamps, as in a copy
+    of the run folder, never replan the aggregation) and each training job's log, a small file
+    rewritten whenever the job runs, carries the dependency instead."""
+    inputs = CONTRACT.aggregate_inputs(experiment)
+    return {
+        **{
+            role: ancient(paths) if role in ("runs", "spectra") else paths
+            for role, paths in inputs.items()
+        },
+        "training_logs": [LAYOUT.log(path) for path in inputs["runs"]],
+    }
+
+
 def aggregate_outputs(experiment):
     return [table(name) for name in AGGREGATE_TABLES[experiment]]
 
