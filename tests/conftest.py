@@ -106,7 +106,7 @@ def snakemake_env(**extra) -> dict:
     return {**os.environ, "PATH": path, **extra}
 
 
-def snakemake_cmd(workdir: Path, *args) -> list[str]:
+def snakemake_cmd(workdir: Path, *args, checkout: Path = REPO) -> list[str]:
     import sys
 
     return [
@@ -114,7 +114,7 @@ def snakemake_cmd(workdir: Path, *args) -> list[str]:
         "-m",
         "snakemake",
         "-s",
-        str(REPO / "Snakefile"),
+        str(checkout / "Snakefile"),
         "-d",
         str(workdir),
         *args,
@@ -128,13 +128,14 @@ def run_snakemake(
     check: bool = True,
     timeout: float = 900,
     cwd: Path | None = None,
+    checkout: Path = REPO,
 ):
-    """Run Snakemake in ``workdir``; targets go before --configfile/--config. With ``check`` a
-    failure raises with the end of its output."""
+    """Run Snakemake in ``workdir`` with the Snakefile of ``checkout``; targets go before
+    --configfile/--config. With ``check`` a failure raises with the end of its output."""
     import subprocess
 
     result = subprocess.run(
-        snakemake_cmd(workdir, *args),
+        snakemake_cmd(workdir, *args, checkout=checkout),
         env=snakemake_env(**(env or {})),
         text=True,
         stdout=subprocess.PIPE,

@@ -7,7 +7,7 @@ import time
 
 import pytest
 import yaml
-from conftest import TINY
+from conftest import REPO, TINY
 from conftest import run_snakemake as snakemake
 
 from whcore.pipeline.figures.registry import FIGURES
@@ -378,6 +378,20 @@ def test_a_training_change_replans_its_aggregation(tiny_run):
     figures = {fid for fid, fig in FIGURES.items() if fig.module == "synthetic"}
     assert counts["aggregate_synthetic"] == 1 and figures <= set(counts)
     assert "aggregate_spectrum" not in counts and "aggregate_real" not in counts
+
+
+def test_a_moved_checkout_plans_no_job(tiny_run, tmp_path):
+    """Runs made in the checkout move with it: no job's params or inputs name the checkout's
+    path (a figure's plotting code enters by its digest)."""
+    checkout, run = tmp_path / "checkout", tmp_path / "run"
+    checkout.mkdir()
+    for part in ("Snakefile", "workflow", "src", "envs", "config", "profiles"):
+        copy = shutil.copytree if (REPO / part).is_dir() else shutil.copy2
+        copy(REPO / part, checkout / part)
+    shutil.copytree(tiny_run, run)  # timestamps kept, as `mv` keeps them
+    env = {"PYTHONPATH": str(checkout / "src")}  # whcore imported from the moved checkout
+    dry = snakemake("-n", "--configfile", str(TINY), workdir=run, env=env, checkout=checkout)
+    assert "Nothing to be done" in dry.stdout, dry.stdout[-2000:]
 
 
 def test_every_output_of_a_run_says_what_produced_it(tiny_run):

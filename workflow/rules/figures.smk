@@ -1,5 +1,6 @@
-# One named rule per paper figure (`snakemake fig5a_real_r2`), reading tables only. The
-# plotting module is an input, so editing a figure's code reruns that figure and nothing else.
+# One named rule per paper figure (`snakemake fig5a_real_r2`), reading tables only. The digest
+# of the plotting code is a param, so editing a figure's code reruns that figure and nothing
+# else, and a moved checkout reruns nothing (a path as input would be the checkout's).
 
 for figure_id in CONTRACT.figures():
 
@@ -9,10 +10,6 @@ for figure_id in CONTRACT.figures():
             figure_id
         input:
             tables=CONTRACT.job(f"{figure_stem(figure_id)}.pdf").inputs,
-            code=[
-                str(FIGURES[figure_id].source),
-                str(FIGURES[figure_id].source.with_name("style.py")),
-            ],
         output:
             pdf=f"{figure_stem(figure_id)}.pdf",
             png=report(
@@ -27,6 +24,7 @@ for figure_id in CONTRACT.figures():
             ENV
         params:
             spec=spec(f"{figure_stem(figure_id)}.pdf"),
+            code=FIGURES[figure_id].code,
             figure=figure_id,
             run=config["run_name"],
             caption=FIGURES[figure_id].caption,

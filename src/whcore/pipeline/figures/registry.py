@@ -5,6 +5,7 @@ Kept free of heavy imports: the workflow reads it to build one rule per figure.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,15 @@ class Figure:
 
     @property
     def source(self) -> Path:
-        """The plotting module's file: a figure reruns when its plotting code changes."""
+        """The plotting module's file."""
         return Path(__file__).with_name(f"{self.module}.py")
+
+    @property
+    def code(self) -> str:
+        """The digest of the plotting code (the module and style.py): a rule param, so that a
+        figure reruns when its code changes, and not when the checkout moves."""
+        files = (self.source, self.source.with_name("style.py"))
+        return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
 
 
 def _fig(tables, module, function, caption, **kwargs) -> Figure:
