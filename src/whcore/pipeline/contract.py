@@ -757,7 +757,7 @@ def _check_memory(
             key = f"{where}.training.width"
             why, fix = f"width {settings['width']} at n = {n}", "a smaller width"
         raise ConfigError(
-            f"config key {key}: a {method} training job ({members} member(s), {why}) needs "
+            f"config key {key}: one {method} training job ({members} member(s), {why}) needs "
             f"at least {describe_bytes(need)}, more than any machine here or in common use "
             f"({describe_bytes(limit)}); use {fix}"
         )
