@@ -52,7 +52,8 @@ def clean_pip_env(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def split_lock(lines: list[str]) -> tuple[list[str], Requirement]:
-    """The lock's requirement lines other than torch, and torch's own line."""
+    """The requirement lines (of the lock, or of pyproject.toml) other than torch, and torch's
+    own line."""
     others, torch = [], []
     for line in lines:
         text = line.split("#", 1)[0].strip()
@@ -63,7 +64,7 @@ def split_lock(lines: list[str]) -> tuple[list[str], Requirement]:
         requirement = Requirement(text)
         (torch if canonicalize_name(requirement.name) == "torch" else others).append(text)
     if len(torch) != 1:
-        raise ValueError(f"the lock must pin torch exactly once, found {len(torch)} lines")
+        raise ValueError(f"torch must appear exactly once, found {len(torch)} lines")
     return others, Requirement(torch[0])
 
 
@@ -85,14 +86,6 @@ def project_requirements(pyproject: Path, extra: str) -> list[str]:
             else:
                 wanted.append(text)
     return wanted
-
-
-def without_torch(requirements: list[str]) -> tuple[list[str], Requirement]:
-    """``requirements`` less torch's line, and that line."""
-    torch = [r for r in requirements if canonicalize_name(Requirement(r).name) == "torch"]
-    if len(torch) != 1:
-        raise ValueError(f"expected one torch requirement, found {torch}")
-    return [r for r in requirements if r not in torch], Requirement(torch[0])
 
 
 def resolve_on_pypi(requirements: list[str], label: str) -> tuple[bool, str]:
@@ -189,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"note: the lock is for Linux x86-64 and Python 3.11; this is {sys.platform}")
 
     lock_lines, lock_torch = split_lock(args.lock.read_text().splitlines())
-    dev_lines, dev_torch = without_torch(project_requirements(args.pyproject, args.extra))
+    dev_lines, dev_torch = split_lock(project_requirements(args.pyproject, args.extra))
     lock_label, dev_label = args.lock.name, f"pyproject .[{args.extra}]"
     # The two resolutions wait mostly on the network: run them side by side.
     with concurrent.futures.ThreadPoolExecutor(2) as pool:

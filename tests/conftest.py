@@ -167,3 +167,14 @@ def figure_spec(figure_id: str, stem, settings: dict | None = None) -> str:
     return json.dumps(
         {"figure": figure_id, "settings": settings or {}, "outputs": {"stem": str(stem)}}
     )
+
+
+def load_script(name: str):
+    """A script of envs/ (not a package) as a module, e.g. ``load_script("check_install")``."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "envs" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

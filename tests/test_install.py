@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import importlib.util
 import os
 import shutil
 import socket
@@ -17,6 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 from packaging.requirements import Requirement
 from packaging.tags import Tag
 
@@ -26,14 +26,7 @@ CPU_TORCH = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
 CP311_LINUX = [Tag("cp311", "cp311", "manylinux_2_28_x86_64"), Tag("py3", "none", "any")]
 
 
-def _load_check():
-    spec = importlib.util.spec_from_file_location("check_install", REPO / "envs/check_install.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check = _load_check()
+check = load_script("check_install")
 
 
 def test_lock_pins_torch_by_its_public_version():
@@ -77,7 +70,7 @@ def test_project_requirements_expand_own_extras(tmp_path):
         "pytest",
         "snakemake>=9",
     ]
-    lines, torch = check.without_torch(check.project_requirements(pyproject, "flow"))
+    lines, torch = check.split_lock(check.project_requirements(pyproject, "flow"))
     assert lines == ["numpy", "snakemake>=9"] and str(torch) == "torch>=2"
 
 
@@ -174,29 +167,24 @@ def test_check_torch_unreachable_is_skipped_or_fails_when_required(capsys):
     assert capsys.readouterr().out.startswith("FAIL lock")
 
 
+def make_plan(*args: str) -> str:
+    """What `make -n ARGS` would run (nothing is run)."""
+    done = subprocess.run(["make", "-n", *args], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_makefile_installs_the_lock_torch_first_from_the_cpu_index(tmp_path):
     """`make -n` shows the plan: torch alone, the lock's version, the CPU index, short limits."""
-    plan = subprocess.run(
-        ["make", "-n", "install", f"VENV={tmp_path / 'venv'}"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    plan = make_plan("install", f"VENV={tmp_path / 'venv'}")
     _, torch = check.split_lock(LOCK.read_text().splitlines())
     torch_step = plan.index(f"'{torch}'")
     assert "--no-deps" in plan[:torch_step] and "--timeout 15 --retries 1" in plan[:torch_step]
     assert "--index-url https://download.pytorch.org/whl/cpu" in plan[:torch_step]
     assert torch_step < plan.index("-r envs/linux-cpu.lock")
     # Without a torch index (macOS, or a user's choice) pip takes torch with the rest.
-    plan = subprocess.run(
-        ["make", "-n", "install", f"VENV={tmp_path / 'venv'}", "TORCH_INDEX="],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    plan = make_plan("install", f"VENV={tmp_path / 'venv'}", "TORCH_INDEX=")
     assert "--index-url" not in plan and "-r envs/linux-cpu.lock" in plan
 
 
@@ -205,13 +193,7 @@ def test_make_check_core_installs_the_core_alone_after_the_same_torch_step(tmp_p
     """`make check-core`: a fresh venv, torch by the install's own step, then `pip install .`
     without an extra (the lock's versions as constraints), then envs/check_core.py."""
     venv = tmp_path / "core"
-    plan = subprocess.run(
-        ["make", "-n", "check-core", f"CORE_VENV={venv}"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    plan = make_plan("check-core", f"CORE_VENV={venv}")
     _, torch = check.split_lock(LOCK.read_text().splitlines())
     torch_step = plan.index(f"{venv}/bin/pip install --quiet --no-deps --timeout 15 --retries 1")
     assert f"rm -rf {venv}" in plan[:torch_step]

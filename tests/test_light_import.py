@@ -3,7 +3,6 @@ package of the data, pipeline or workflow extras; the core install asks for none
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import tomllib
+from conftest import load_script
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
 
@@ -20,14 +20,7 @@ README = REPO / "README.md"
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
 
 
-def _load_check():
-    spec = importlib.util.spec_from_file_location("check_core", REPO / "envs/check_core.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check = _load_check()
+check = load_script("check_core")
 
 # Import names of what the extras bring (pandas is a core requirement, for train's records, but
 # loads only when records are built).
