@@ -90,14 +90,14 @@ def test_forward_fill_carries_final_values():
 def pairs_table(diffs_by_cell):
     rows = []
     for (dataset, size), diffs in diffs_by_cell.items():
-        for seed, diff in enumerate(diffs):
+        for unit, diff in enumerate(diffs):  # one subsample each
             for variant, value in (("standard", 0.5), ("ens", 0.5), ("hashwh", 0.5 + diff)):
                 rows.append(
                     {
                         "dataset": dataset,
                         "train_size": size,
-                        "data_seed": 0,
-                        "seed": seed,
+                        "data_seed": unit,
+                        "seed": 0,
                         "variant": variant,
                         "method": variant,
                         "test_r2": value,
@@ -114,7 +114,7 @@ def pairs_table(diffs_by_cell):
         ({("a", 10): [0.1, 0.12, 0.11], ("b", 10): [0.2, 0.21, 0.19]}, HOLDS),
         ({("a", 10): [0.1, 0.12, 0.11], ("b", 10): [-0.2, -0.21, -0.19]}, FAILS),
         ({("a", 10): [0.1, -0.1, 0.05], ("b", 10): [0.2, 0.21, 0.19]}, UNSURE),
-        ({("a", 10): [0.3]}, UNSURE),  # one pair: no uncertainty estimate, no verdict
+        ({("a", 10): [0.3]}, UNSURE),  # one unit: no uncertainty estimate, no verdict
     ],
 )
 def test_real_claim_verdicts(cells, verdict):

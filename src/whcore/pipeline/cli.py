@@ -308,7 +308,7 @@ def _cmd_claims(args) -> None:
 
     spec = read_spec(args.spec)
     md, js = _outputs(spec, "md", "json")
-    claims = evaluate_claims(_read_tables(args.tables))
+    claims = evaluate_claims(_read_tables(args.tables), spec.get("settings", {}))
     write_claims(claims, md, js)
     if "provenance" in spec["outputs"]:  # what produced the tables the claims were checked on
         (path,) = _outputs(spec, "provenance")

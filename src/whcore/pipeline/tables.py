@@ -183,10 +183,15 @@ def synthetic_tables(runs) -> dict:
         .reset_index()
     )
     summary = summarize(selected, ["n", "c", "draw", "variant"])
+    # Per-run curves of the models trained one at a time: the speed claim compares their
+    # times to reach each R^2 level, unit by unit.
+    timed = selected.loc[selected["timed_alone"] & ~selected["diverged"], run_keys]
+    runs = chosen.merge(timed, on=run_keys)[[*run_keys, "b", "epoch", "cum_time", "max_test_r2"]]
     return {
         "synthetic_selected": selected,
         "synthetic_summary": _with_typed_curves(summary, selected, ["method", "b"]),
         "synthetic_curves": _with_typed_curves(curves, selected, ["method", "b"]),
+        "synthetic_runs": runs.reset_index(drop=True),
     }
 
 

@@ -1,0 +1,34 @@
+"""The paper's claims, checked against the measured tables.
+
+Each claim quotes the paper's sentence, states how it is checked here, and gets a verdict
+(holds / does not hold / inconclusive) with its effect, uncertainty and number of independent
+units, computed the same way at any scale; thresholds are stated and never tuned to results.
+Statistics (units of replication, tests, corrections, power): ``claims.stats``."""
+
+from .exact import ablation_claims, entacmaea_claims
+from .real import real_claims
+from .report import evaluate_claims, write_claims
+from .spectrum import rise_after_minimum, spectrum_claims
+from .stats import ALPHA, FAILS, HOLDS, MIN_UNITS, SKIPPED, UNSURE, Claim, holm, units_needed
+from .synthetic import speed_claim, synthetic_claims
+
+__all__ = [
+    "ALPHA",
+    "FAILS",
+    "HOLDS",
+    "MIN_UNITS",
+    "SKIPPED",
+    "UNSURE",
+    "Claim",
+    "ablation_claims",
+    "entacmaea_claims",
+    "evaluate_claims",
+    "holm",
+    "real_claims",
+    "rise_after_minimum",
+    "speed_claim",
+    "spectrum_claims",
+    "synthetic_claims",
+    "units_needed",
+    "write_claims",
+]
