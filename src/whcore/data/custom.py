@@ -1,0 +1,395 @@
+"""Datasets by configuration: a user's deep-mutational-scanning or combinatorial table -> the
+binary design matrix the networks and baselines read (feature columns, then ``y``).
+
+A ``real.datasets.<name>`` entry of a workflow config that names a ``file`` (or a ``url`` with
+its ``sha256``) instead of a registry dataset is read with one of three formats:
+
+``proteingym``
+    ProteinGym's substitution format: a CSV with ``mutant`` (``A1P:D2N``; empty, ``WT`` or
+    ``_wt`` for the wild type), a score (``DMS_score``, or ``target_column``) and optionally
+    ``mutated_sequence``. Sites are numbered as in the mutants.
+``sequences``
+    a column of aligned, equal-length sequences (``sequence_column``) and ``target_column``;
+    site k is the k-th character (from 1).
+``binary``
+    0/1 feature columns (``feature_columns``; default every column but the target) and
+    ``target_column``.
+
+Protein data are binarized as the paper does (``binarization``): ``onehot``, one column per
+residue seen at every variable site (``site39=A``, as GB1), or ``mutated``, one column per
+mutated site that says whether it differs from the wild type (``site39``, as avGFP). Rows with
+the same binary genotype are merged, y their mean (as avGFP). A row with a missing or
+non-finite target, an unparsable mutant, a mutant contradicting the wild type, or a sequence of
+the wrong length is refused with the file, line, column and value; ``drop_invalid: true`` drops
+such rows instead, counted by reason (``parse`` returns the counts).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..core.io import write_parquet
+from .download import sha256_of
+from .parsers import RawFormatError
+
+__all__ = [
+    "BINARIZATIONS",
+    "FORMATS",
+    "SOURCE_KEYS",
+    "Parsed",
+    "binarize",
+    "encoding",
+    "parse",
+    "raw_file_name",
+    "source_settings",
+]
+
+FORMATS = ("proteingym", "sequences", "binary")
+BINARIZATIONS = ("onehot", "mutated")
+# The keys of a config entry that say where a user's dataset comes from and how it is read; the
+# others (train_sizes, val_size, ...) are the splits and grids every real dataset has.
+SOURCE_KEYS = (
+    "file",
+    "url",
+    "sha256",
+    "format",
+    "target_column",
+    "mutant_column",
+    "sequence_column",
+    "feature_columns",
+    "wild_type",
+    "binarization",
+    "drop_invalid",
+    "title",
+)
+DEFAULTS = {
+    "target_column": {"proteingym": "DMS_score"},
+    "mutant_column": "mutant",
+    "sequence_column": "sequence",
+    "binarization": "onehot",
+    "drop_invalid": False,
+}
+WILD_TYPE_MUTANTS = ("", "wt", "_wt", "wildtype", "wild_type", "wild-type")
+_TOKEN = re.compile(r"([A-Z*\-])([1-9]\d*)([A-Z*\-])")
+_SEQUENCE = "mutated_sequence"  # ProteinGym's optional full-sequence column
+
+
+def source_settings(entry: dict) -> dict:
+    """The source keys of a config entry with their defaults filled in (what a binarization
+    job's spec holds: a change to any of them rebuilds the dataset, and nothing else does)."""
+    settings = {k: entry[k] for k in SOURCE_KEYS if k in entry}
+    fmt = settings.get("format")
+    target = DEFAULTS["target_column"].get(fmt)
+    if target is not None:
+        settings.setdefault("target_column", target)
+    if fmt == "proteingym":
+        settings.setdefault("mutant_column", DEFAULTS["mutant_column"])
+    if fmt == "sequences":
+        settings.setdefault("sequence_column", DEFAULTS["sequence_column"])
+    if fmt in ("proteingym", "sequences"):
+        settings.setdefault("binarization", DEFAULTS["binarization"])
+    settings.setdefault("drop_invalid", DEFAULTS["drop_invalid"])
+    return settings
+
+
+def raw_file_name(settings: dict) -> str:
+    """The raw file's name: the local file's, or the URL's last path segment."""
+    source = settings.get("file") or settings["url"]
+    name = source.split("?")[0].rstrip("/").rsplit("/", 1)[-1]
+    return name or "data.csv"
+
+
+def encoding(settings: dict) -> str:
+    """One line saying how the table was binarized (the Parquet's metadata, ``describe``)."""
+    if settings["format"] == "binary":
+        return f"0/1 feature columns as given; y = {settings['target_column']}"
+    how = {
+        "onehot": "one-hot of the residue at every variable site (site<k>=<residue>)",
+        "mutated": "mutated-site indicators (site<k>: differs from the wild type)",
+    }[settings["binarization"]]
+    return f"{settings['format']} table; {how}; duplicate genotypes merged by the mean of y"
+
+
+class Parsed:
+    """The result of ``parse``: the binarized frame, rows dropped per reason, rows merged."""
+
+    def __init__(self, frame: pd.DataFrame, dropped: dict[str, int], merged: int, rows: int):
+        self.frame, self.dropped, self.merged, self.rows = frame, dropped, merged, rows
+
+    def summary(self) -> str:
+        dropped = sum(self.dropped.values())
+        reasons = ", ".join(f"{count} {why}" for why, count in sorted(self.dropped.items()))
+        return (
+            f"{self.rows} rows read, {dropped} dropped{f' ({reasons})' if dropped else ''}, "
+            f"{self.merged} merged into duplicates; {len(self.frame)} genotypes x "
+            f"{self.frame.shape[1] - 1} binary features"
+        )
+
+
+class _Rows:
+    """Refuses bad rows (the first raises, naming file, line, column and value) or, with
+    ``drop``, marks them to be dropped and counts them by reason."""
+
+    def __init__(self, path, count: int, drop: bool):
+        self.path, self.drop = path, drop
+        self.keep = np.ones(count, dtype=bool)
+        self.reasons: Counter = Counter()
+
+    def refuse(self, row: int, column: str, value, problem: str, reason: str, fix: str) -> None:
+        if not self.keep[row]:
+            return
+        if not self.drop:
+            shown = "empty" if value is None or str(value).strip() == "" else repr(str(value))
+            raise RawFormatError(
+                f"{self.path}: line {row + 2}, column {column!r}: {shown} {problem}. Fix: {fix}, "
+                "or set drop_invalid: true in the dataset's config entry to drop such rows"
+            )
+        self.keep[row] = False
+        self.reasons[reason] += 1
+
+
+def _read(path: Path) -> pd.DataFrame:
+    tab = any(s in (".tsv", ".tab") for s in path.suffixes)
+    try:
+        return pd.read_csv(
+            path,
+            sep="\t" if tab else ",",
+            dtype=str,
+            keep_default_na=False,
+            skip_blank_lines=False,
+        )
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
+        raise RawFormatError(
+            f"{path}: cannot read it as a {'TSV' if tab else 'CSV'} table "
+            f"({type(err).__name__}: {err}). Fix: give a comma-separated file (.csv) or a "
+            "tab-separated one (.tsv) with a header row"
+        ) from err
+
+
+def _column(path, table: pd.DataFrame, name: str, key: str) -> pd.Series:
+    if name not in table.columns:
+        raise RawFormatError(
+            f"{path}: no column {name!r} (found {list(table.columns)[:10]}). Fix: name the "
+            f"right column with the config key {key}"
+        )
+    return table[name]
+
+
+def _targets(rows: _Rows, cells: pd.Series, column: str) -> np.ndarray:
+    numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+    for row in np.flatnonzero(~np.isfinite(numbers)):
+        rows.refuse(
+            row, column, cells.iloc[row], "is not a finite number", "missing or non-finite target",
+            "write a finite number there or delete that row",
+        )  # fmt: skip
+    return numbers
+
+
+def _proteingym(path, table: pd.DataFrame, settings: dict, rows: _Rows):
+    """(residues (rows, sites) as characters, wild type (sites,), site numbers)."""
+    column = settings["mutant_column"]
+    mutants = _column(path, table, column, "mutant_column")
+    sequences = table[_SEQUENCE] if _SEQUENCE in table.columns else None
+    wild_type = settings.get("wild_type")
+    length = len(wild_type) if wild_type else None
+    wild: dict[int, str] = {}  # site -> wild-type residue (the config's, else the first seen)
+    genotypes: list[dict[int, str]] = []
+    fix_mutant = "write mutants like 'A1P:D2N' (wild-type residue, site from 1, new residue)"
+    for row, text in enumerate(mutants):
+        genotype: dict[int, str] = {}
+        genotypes.append(genotype)
+        if not rows.keep[row]:
+            continue
+        text = text.strip()
+        if text.lower() in WILD_TYPE_MUTANTS:
+            tokens = []
+        else:
+            tokens = [_TOKEN.fullmatch(token.strip()) for token in text.split(":")]
+            sites = [int(t.group(2)) for t in tokens if t is not None]
+            if None in tokens or len(set(sites)) != len(sites):
+                problem = (
+                    "is not a mutant like 'A1P:D2N'" if None in tokens else "names a site twice"
+                )
+                rows.refuse(row, column, text, problem, "unparsable mutant", fix_mutant)
+                continue
+        seq = None
+        if sequences is not None:
+            seq = sequences.iloc[row].strip()
+            length = len(seq) if length is None else length
+            if len(seq) != length:
+                rows.refuse(
+                    row, _SEQUENCE, seq, f"has {len(seq)} residues, not {length}",
+                    "sequence of the wrong length", "give every sequence the same length",
+                )  # fmt: skip
+                continue
+        for token in tokens:
+            before, site, after = token.group(1), int(token.group(2)), token.group(3)
+            if wild_type and site > len(wild_type):
+                rows.refuse(
+                    row, column, text,
+                    f"names site {site} beyond the wild type's {len(wild_type)} residues",
+                    "mutant contradicting the wild type", "fix the mutant or the wild_type key",
+                )  # fmt: skip
+                break
+            expected = wild_type[site - 1] if wild_type else wild.setdefault(site, before)
+            if before != expected:
+                rows.refuse(
+                    row, column, text,
+                    f"says site {site} is {before} in the wild type, which has {expected} there",
+                    "mutant contradicting the wild type",
+                    "fix the mutant or the wild type (wild_type key, or the first mutant "
+                    f"naming site {site})",
+                )  # fmt: skip
+                break
+            if seq is not None and (site > len(seq) or seq[site - 1] != after):
+                rows.refuse(
+                    row, _SEQUENCE, seq,
+                    f"does not have {after} at site {site} as mutant {text!r} says",
+                    "mutant contradicting the wild type", "fix the mutant or the sequence",
+                )  # fmt: skip
+                break
+            wild.setdefault(site, before)
+            genotype[site] = after
+    sites = sorted(wild)
+    wt = np.array([wild[s] for s in sites], dtype="<U1")
+    residues = np.tile(wt, (len(genotypes), 1))
+    position = {site: k for k, site in enumerate(sites)}
+    for row, genotype in enumerate(genotypes):
+        for site, residue in genotype.items():
+            residues[row, position[site]] = residue
+    return residues, wt, np.array(sites)
+
+
+def _sequences(path, table: pd.DataFrame, settings: dict, rows: _Rows):
+    column = settings["sequence_column"]
+    cells = _column(path, table, column, "sequence_column").str.strip()
+    wild_type = settings.get("wild_type")
+    length = len(wild_type) if wild_type else None
+    for row, seq in enumerate(cells):
+        if not rows.keep[row]:
+            continue
+        length = len(seq) if length is None and seq else length
+        if not seq or len(seq) != length:
+            rows.refuse(
+                row, column, seq, f"has {len(seq)} characters, not {length}",
+                "sequence of the wrong length",
+                "align the sequences to one length (the wild_type key's, or the first row's)",
+            )  # fmt: skip
+    length = length or 0
+    valid = cells.where(rows.keep, "-" * length)
+    residues = np.array([list(s) for s in valid], dtype="<U1").reshape(len(cells), length)
+    if wild_type:
+        wt = np.array(list(wild_type), dtype="<U1")
+    else:  # the consensus: the most common residue at every site among the kept rows
+        kept = residues[rows.keep]
+        wt = np.array(
+            [Counter(kept[:, k]).most_common(1)[0][0] if len(kept) else "-" for k in range(length)],
+            dtype="<U1",
+        )
+    return residues, wt, np.arange(1, length + 1)
+
+
+def _binary(path, table: pd.DataFrame, settings: dict, rows: _Rows) -> pd.DataFrame:
+    target = settings["target_column"]
+    names = settings.get("feature_columns") or [c for c in table.columns if c != target]
+    for name in names:
+        _column(path, table, name, "feature_columns")
+    cells = table[names]
+    bad = ~cells.isin(["0", "1"])
+    for row, col in zip(*np.nonzero(bad.to_numpy())):
+        rows.refuse(
+            row, names[col], cells.iat[row, col], "is not 0 or 1", "feature not 0 or 1",
+            "write 0 or 1 there, or leave the column out of feature_columns",
+        )  # fmt: skip
+    return (cells == "1").astype(np.uint8)
+
+
+def _encode(residues: np.ndarray, wt: np.ndarray, sites: np.ndarray, how: str) -> pd.DataFrame:
+    """Residues at every site -> the binary features of the variable sites."""
+    columns: dict[str, np.ndarray] = {}
+    for k, site in enumerate(sites):
+        seen = np.unique(residues[:, k])
+        if len(seen) < 2:
+            continue  # not variable: carries no information
+        if how == "mutated":
+            columns[f"site{site}"] = residues[:, k] != wt[k]
+        else:
+            for residue in seen:
+                columns[f"site{site}={residue}"] = residues[:, k] == residue
+    return pd.DataFrame(columns, index=range(len(residues))).astype(np.uint8)
+
+
+def parse(path: str | Path, settings: dict) -> Parsed:
+    """Read a user's table (``settings``: ``source_settings`` of its config entry) and binarize
+    it; duplicate genotypes merged by the mean of y, in the order they first occur."""
+    path = Path(path)
+    settings = source_settings(settings)
+    table = _read(path)
+    rows = _Rows(path, len(table), settings["drop_invalid"])
+    target = settings["target_column"]
+    y = _targets(rows, _column(path, table, target, "target_column"), target)
+    fmt = settings["format"]
+    if fmt == "binary":
+        x = _binary(path, table, settings, rows)
+    else:
+        read = _proteingym if fmt == "proteingym" else _sequences
+        residues, wt, sites = read(path, table, settings, rows)
+        keep = rows.keep
+        x = _encode(residues[keep], wt, sites, settings["binarization"])
+        x.index = np.flatnonzero(keep)
+    x = x[rows.keep[x.index.to_numpy()]]
+    if not len(x):
+        raise RawFormatError(
+            f"{path}: no valid rows are left ({dict(rows.reasons)} dropped). Fix: check the "
+            "format and column keys of the dataset's config entry"
+        )
+    if x.shape[1] == 0:
+        raise RawFormatError(
+            f"{path}: no site varies, so there is nothing to learn. Fix: check the file"
+        )
+    names = list(x.columns)
+    frame = x.reset_index(drop=True).assign(y=y[x.index.to_numpy()])
+    merged = frame.groupby(names, sort=False)["y"].mean().reset_index()
+    merged[names] = merged[names].astype(np.uint8)
+    return Parsed(merged, dict(rows.reasons), len(frame) - len(merged), len(table))
+
+
+def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Parsed:
+    """Parse ``raw`` and write the Parquet ``out`` atomically; its metadata records the source
+    sha256 (checked against ``settings['sha256']`` when given) and the binarization."""
+    from .. import __version__
+
+    raw, settings = Path(raw), source_settings(settings)
+    if not raw.is_file():
+        raise FileNotFoundError(
+            f"{raw}: the data file of dataset {name} is not there. Fix: correct the file key of "
+            f"real.datasets.{name}"
+        )
+    digest = sha256_of(raw)
+    if settings.get("sha256") and digest != settings["sha256"].lower():
+        raise RawFormatError(
+            f"{raw}: sha256 {digest} is not the sha256 {settings['sha256']} of real.datasets."
+            f"{name}. Fix: correct the sha256 key, or the file"
+        )
+    parsed = parse(raw, settings)
+    frame = parsed.frame
+    meta = {
+        "dataset": name,
+        "source_file": raw.name,
+        "source_sha256": digest,
+        "n": frame.shape[1] - 1,
+        "rows": len(frame),
+        "whcore_version": __version__,
+        "encoding": encoding(settings),
+        "binarization": json.loads(json.dumps(settings)),
+        "dropped": parsed.dropped,
+        "merged_duplicates": parsed.merged,
+    }
+    write_parquet(frame, out, meta)
+    return parsed

@@ -1,0 +1,190 @@
+"""Datasets by configuration (whcore.data.custom): ProteinGym, aligned sequences and 0/1 tables
+binarized as the paper does, GB1 rewritten into ProteinGym's format binarizing as the registry's
+parser does, and a one-line error (file, line, column, value) for every kind of bad row."""
+
+from __future__ import annotations
+
+import itertools
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from whcore.core.io import read_parquet_metadata
+from whcore.data import custom
+from whcore.data.download import sha256_of
+from whcore.data.parsers import RawFormatError
+
+pytestmark = pytest.mark.usefixtures("no_network")
+
+WILD = "MKVLAT"  # 6 sites; every site either wild type or one mutant residue
+MUTANT = "PRWIGS"
+PLANTED = {(1,): 0.8, (2, 4): 1.0, (0, 3, 5): -0.7}  # site indices (0-based) -> coefficient
+
+
+def planted_landscape(wild=WILD, mutant=MUTANT, planted=PLANTED, constant=0.3):
+    """Every genotype of the sites (2^n rows): its ProteinGym mutant string, bits and the
+    sparse-spectrum target y = c + sum_S a_S (-1)^{sum of the bits in S}."""
+    rows = []
+    for bits in itertools.product((0, 1), repeat=len(wild)):
+        y = constant + sum(a * (-1) ** sum(bits[i] for i in s) for s, a in planted.items())
+        mutant_text = ":".join(f"{wild[i]}{i + 1}{mutant[i]}" for i, b in enumerate(bits) if b)
+        sequence = "".join(mutant[i] if b else wild[i] for i, b in enumerate(bits))
+        rows.append((mutant_text, y, sequence, bits))
+    return rows
+
+
+def write_proteingym(path, rows, sequences=True):
+    frame = pd.DataFrame(
+        {
+            "mutant": [r[0] for r in rows],
+            "DMS_score": [r[1] for r in rows],
+            **({"mutated_sequence": [r[2] for r in rows]} if sequences else {}),
+        }
+    )
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_proteingym_mutated_sites_are_the_genotype_bits(tmp_path):
+    rows = planted_landscape()
+    path = write_proteingym(tmp_path / "dms.csv", rows)
+    parsed = custom.parse(path, {"format": "proteingym", "binarization": "mutated"})
+    frame = parsed.frame
+    assert list(frame.columns) == [f"site{k}" for k in range(1, 7)] + ["y"]
+    np.testing.assert_array_equal(frame.drop(columns="y").to_numpy(), [r[3] for r in rows])
+    np.testing.assert_allclose(frame["y"], [r[1] for r in rows])
+    assert parsed.dropped == {} and parsed.merged == 0
+
+
+def test_proteingym_onehot_has_one_column_per_residue_seen(tmp_path):
+    rows = planted_landscape()
+    path = write_proteingym(tmp_path / "dms.csv", rows, sequences=False)
+    frame = custom.parse(path, {"format": "proteingym"}).frame
+    expected = [f"site{k + 1}={a}" for k in range(6) for a in sorted({WILD[k], MUTANT[k]})]
+    assert list(frame.columns[:-1]) == expected
+    for k in range(6):  # exactly one residue per site
+        block = frame[[c for c in expected if c.startswith(f"site{k + 1}=")]]
+        assert (block.sum(axis=1) == 1).all()
+        assert (frame[f"site{k + 1}={MUTANT[k]}"] == [r[3][k] for r in rows]).all()
+
+
+def test_duplicates_merge_by_mean_and_the_parquet_records_source_and_binarization(tmp_path):
+    path = tmp_path / "dup.csv"
+    path.write_text("mutant,DMS_score\n,1\nA1P,2\nA1P:C2W,3\nA1P,4\nA1G,10\n")
+    out = tmp_path / "dup.parquet"
+    settings = {"format": "proteingym", "binarization": "mutated"}
+    parsed = custom.binarize("mine", path, out, settings)
+    frame = pd.read_parquet(out)
+    # A1P and A1G are the same mutated-site genotype; A1P twice too: merged, in first order.
+    assert frame.values.tolist() == [[0, 0, 1.0], [1, 0, (2 + 4 + 10) / 3], [1, 1, 3.0]]
+    assert parsed.merged == 2
+    meta = read_parquet_metadata(out)
+    assert meta["source_sha256"] == sha256_of(path)
+    assert meta["binarization"]["binarization"] == "mutated"
+    assert meta["binarization"]["target_column"] == "DMS_score"
+    assert meta["dataset"] == "mine" and meta["n"] == 2
+
+
+def test_other_score_column_sequences_and_binary_formats(tmp_path):
+    path = tmp_path / "s.csv"
+    path.write_text("sequence,fitness,DMS_score\nACD,1,x\nAWD,2,x\nPWD,3,x\nACD,5,x\n")
+    onehot = custom.parse(path, {"format": "sequences", "target_column": "fitness"}).frame
+    assert list(onehot.columns) == ["site1=A", "site1=P", "site2=C", "site2=W", "y"]
+    assert onehot["y"].tolist() == [3.0, 2.0, 3.0]  # ACD twice: (1 + 5) / 2
+    mutated = custom.parse(
+        path, {"format": "sequences", "target_column": "fitness", "binarization": "mutated",
+               "wild_type": "PCD"}
+    ).frame  # fmt: skip
+    assert mutated.drop(columns="y").values.tolist() == [[1, 0], [1, 1], [0, 1]]
+    binary = tmp_path / "b.csv"
+    binary.write_text("a,b,y2\n0,1,1.5\n1,1,2.5\n")
+    frame = custom.parse(binary, {"format": "binary", "target_column": "y2"}).frame
+    assert frame.values.tolist() == [[0, 1, 1.5], [1, 1, 2.5]]
+
+
+def test_gb1_in_proteingym_format_binarizes_like_the_registry_parser(tmp_path, data_mirror):
+    from whcore.data.parsers import GB1_SITES, parse_gb1
+
+    raw = data_mirror / "gb1" / "four_mutations_full_data.csv.zip"
+    if not raw.is_file():
+        pytest.skip(f"{raw} not in the mirror")
+    expected = parse_gb1(raw)
+    with zipfile.ZipFile(raw) as archive, archive.open(archive.namelist()[0]) as member:
+        table = pd.read_csv(member, usecols=["Variants", "Fitness"], dtype={"Variants": str})
+    wild = "VDGV"  # GB1's residues at sites 39, 40, 41, 54
+    variants = table["Variants"].to_numpy().astype("U4").view("U1").reshape(-1, 4)
+    tokens = np.where(
+        variants != np.array(list(wild)),
+        np.char.add(np.char.add([f"{w}{s}" for w, s in zip(wild, GB1_SITES)], variants), ":"),
+        "",
+    )
+    mutants = ["".join(row).rstrip(":") for row in tokens]
+    path = tmp_path / "gb1_proteingym.csv"
+    pd.DataFrame({"mutant": mutants, "DMS_score": table["Fitness"]}).to_csv(path, index=False)
+    frame = custom.parse(path, {"format": "proteingym"}).frame
+    assert sorted(frame.columns) == sorted(expected.columns)
+    pd.testing.assert_frame_equal(frame[expected.columns], expected, check_dtype=True)
+
+
+BAD_ROWS = [
+    ("mutant,DMS_score\nA1P,1\nC2W,\n", "line 3, column 'DMS_score': empty", "missing"),
+    ("mutant,DMS_score\nA1P,1\nC2W,inf\n", "line 3, column 'DMS_score': 'inf'", "non-finite"),
+    ("mutant,DMS_score\nA1P,1\nC2-W,2\n", "line 3, column 'mutant': 'C2-W' is not a mutant",
+     "unparsable mutant"),
+    ("mutant,DMS_score\nA1P,1\nG1P:C2W,2\n",
+     "line 3, column 'mutant': 'G1P:C2W' says site 1 is G in the wild type, which has A",
+     "mutant contradicting the wild type"),
+    ("mutant,DMS_score,mutated_sequence\nA1P,1,PC\nC2W,2,AWQ\n",
+     "line 3, column 'mutated_sequence': 'AWQ' has 3 residues, not 2",
+     "sequence of the wrong length"),
+    ("mutant,DMS_score,mutated_sequence\nA1P,1,PC\nC2W,2,AC\n",
+     "line 3, column 'mutated_sequence': 'AC' does not have W at site 2",
+     "mutant contradicting the wild type"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text,message,reason", BAD_ROWS)
+def test_bad_rows_are_refused_in_one_line_or_dropped_and_counted(tmp_path, text, message, reason):
+    path = tmp_path / "bad.csv"
+    path.write_text(text + "A1P:C2W,3" + (",PW" if "mutated_sequence" in text else "") + "\n")
+    with pytest.raises(RawFormatError) as err:
+        custom.parse(path, {"format": "proteingym"})
+    line = str(err.value)
+    assert "\n" not in line and line.startswith(f"{path}: {message}"), line
+    assert "Fix:" in line and "drop_invalid" in line
+    parsed = custom.parse(path, {"format": "proteingym", "drop_invalid": True})
+    assert sum(parsed.dropped.values()) == 1 and parsed.rows == 3
+    assert len(parsed.frame) == 2
+    assert any(reason.split()[0] in why for why in parsed.dropped), parsed.dropped
+
+
+@pytest.mark.parametrize(
+    "text,settings,message",
+    [
+        ("sequence,y\nACD,1\nAC,2\n", {}, "line 3, column 'sequence': 'AC' has 2 characters"),
+        ("a,b,y\n0,1,1\n2,0,1\n", {"format": "binary"}, "line 3, column 'a': '2' is not 0 or 1"),
+        ("sequence,y\nACD,1\nAWD,nan\n", {}, "line 3, column 'y': 'nan' is not a finite"),
+    ],
+)
+def test_sequence_and_binary_rows_are_refused(tmp_path, text, settings, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(RawFormatError, match="^" + str(path) + ": " + message):
+        custom.parse(path, {"format": "sequences", "target_column": "y", **settings})
+
+
+def test_a_missing_column_names_the_config_key(tmp_path):
+    path = tmp_path / "dms.csv"
+    path.write_text("mutant,score\nA1P,1\n")
+    with pytest.raises(RawFormatError, match="no column 'DMS_score'.*target_column"):
+        custom.parse(path, {"format": "proteingym"})
+
+
+def test_a_wrong_sha256_is_refused_and_nothing_written(tmp_path):
+    path = write_proteingym(tmp_path / "dms.csv", planted_landscape())
+    out = tmp_path / "out.parquet"
+    with pytest.raises(RawFormatError, match="sha256"):
+        custom.binarize("mine", path, out, {"format": "proteingym", "sha256": "0" * 64})
+    assert not out.exists()
