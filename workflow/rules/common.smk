@@ -1,8 +1,10 @@
 # Configuration and the job contract. Every path and every spec comes from
 # whcore.pipeline.contract; rules only name a pattern and ask for the job's spec by it.
+import hashlib
 import os
 import re
 import sys
+from pathlib import Path
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
@@ -14,6 +16,7 @@ from whcore.pipeline.contract import (
     Layout,
     job_environment,
     load_contract,
+    user_datasets,
 )
 from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.deploy import conda_env_file
@@ -52,6 +55,28 @@ LAYOUT = CONTRACT.layout
 METHODS = "|".join(METHOD_INFO)
 DATASETS = "|".join(REGISTRY)
 GPU = 1 if config["device"] == "cuda" else 0
+
+
+def alternatives(names):
+    """A wildcard constraint matching exactly ``names`` (none: a pattern matching nothing)."""
+    return "|".join(re.escape(name) for name in names) or "(?!)"
+
+
+# Datasets given by file or url (their binarization), those downloaded, and those whose
+# learned epistasis is analysed: each its own rules' constraint, disjoint from the registry's.
+USER_DATASETS = alternatives(user_datasets(config) if config["real"]["enabled"] else [])
+USER_DOWNLOADS = alternatives(
+    job.labels["dataset"] for job in CONTRACT.jobs.values() if job.kind == "download_user"
+)
+EPISTASIS_DATASETS = alternatives(
+    job.labels["dataset"] for job in CONTRACT.jobs.values() if job.kind == "epistasis_figure"
+)
+EPISTASIS_FIGURE_CODE = hashlib.sha256(
+    b"".join(
+        (Path(FIGURES["fig5a_real_r2"].source).parent / name).read_bytes()
+        for name in ("epistasis.py", "style.py")
+    )
+).hexdigest()
 
 
 def table(name):

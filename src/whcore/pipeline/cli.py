@@ -494,6 +494,94 @@ def _add_data_commands(sub) -> None:
     p.set_defaults(func=_cmd_describe)
 
 
+# --- datasets by configuration and the learned epistasis ----------------------------------------
+
+
+def _cmd_download_user(args) -> None:
+    from ..data.download import fetch, mirror_warning
+
+    spec = read_spec(args.spec)
+    (out,) = _outputs(spec, "raw")
+    if warning := mirror_warning():
+        print(warning, file=sys.stderr, flush=True)
+    path = fetch(Path(out).name, spec["sha256"], out, (spec["url"],), subdir=spec["dataset"])
+    print(f"{path}: ok (sha256 {spec['sha256']})")
+
+
+def _cmd_binarize_user(args) -> None:
+    from ..data.custom import binarize
+
+    spec = read_spec(args.spec)
+    (out,) = _outputs(spec, "data")
+    try:
+        parsed = binarize(spec["dataset"], spec["raw"], out, spec["source"])
+    except BaseException:
+        Path(out).unlink(missing_ok=True)  # never a stale table under the name of a new one
+        raise
+    print(f"wrote {out}: {parsed.summary()}")
+
+
+def _cmd_epistasis(args) -> None:
+    import pandas as pd
+
+    from ..core.devices import choose_device
+    from ..core.io import write_parquet
+    from .epistasis import learned_epistasis
+
+    spec = read_spec(args.spec)
+    top_path, energy_path = _outputs(spec, "interactions", "energy")
+    if args.threads > 0:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    device = str(choose_device(args.device, log=lambda msg: print(msg, flush=True)))
+    top, energy = learned_epistasis(
+        spec, pd.read_parquet(args.selected), device, log=lambda msg: print(msg, flush=True)
+    )
+    meta = {"spec": spec, "provenance": provenance(device)}
+    write_parquet(energy, energy_path, meta)
+    write_parquet(top, top_path, meta)
+    for method, rows in top.groupby("method", sort=False):
+        print(f"{method}: " + "; ".join(rows["interaction"].head(5)))
+
+
+def _cmd_epistasis_figure(args) -> None:
+    from .figures.epistasis import epistasis_figure
+    from .figures.style import save_figure
+
+    spec = read_spec(args.spec)
+    (stem,) = _outputs(spec, "stem")
+    fig = epistasis_figure(_read_tables(args.tables), spec)
+    for path in save_figure(fig, stem, provenance()):
+        print(f"wrote {path}")
+
+
+def _add_user_commands(sub) -> None:
+    _add_spec_command(sub, "download-user", "fetch your dataset's file from its url (sha256 "
+                      "checked; spec fields: dataset, url, sha256; outputs: raw)",
+                      _cmd_download_user)  # fmt: skip
+    _add_spec_command(sub, "binarize-user", "binarize your dataset (spec fields: dataset, raw, "
+                      "source; outputs: data)", _cmd_binarize_user)  # fmt: skip
+    p = sub.add_parser(
+        "epistasis",
+        help="spectra of the selected standard and HashWH networks: top interactions and energy "
+        "by degree (outputs: interactions, energy)",
+    )
+    _add_spec(p)
+    _add_threads(p)
+    p.add_argument("--selected", required=True, help="the real_selected table")
+    p.add_argument(
+        "--device",
+        default=os.environ.get(DEVICE_ENV, "auto"),
+        help="auto, cpu, cuda or cuda:K (default: $WHCORE_DEVICE or auto)",
+    )
+    p.set_defaults(func=_cmd_epistasis)
+    p = sub.add_parser("epistasis-figure", help="draw the energy-by-degree figure of epistasis")
+    _add_spec(p)
+    p.add_argument("--tables", nargs="+", required=True, help="its two epistasis tables")
+    p.set_defaults(func=_cmd_epistasis_figure)
+
+
 def _add_spec_command(sub, name: str, help: str, func, threads: bool = False) -> None:
     """A job subcommand whose only input is its spec (and, for some, a share of cores)."""
     p = sub.add_parser(name, help=help)
@@ -525,6 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (
         _add_train,
         _add_spec_commands,
+        _add_user_commands,
         _add_aggregate,
         _add_figure,
         _add_claims,

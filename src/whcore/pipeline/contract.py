@@ -40,6 +40,7 @@ __all__ = [
     "param_tag",
     "read_yaml",
     "training_groups",
+    "user_datasets",
     "yaml_error_line",
 ]
 
@@ -69,7 +70,13 @@ SUBCOMMANDS = {
     "aggregate": "aggregate",
     "figure": "figure",
     "claims": "claims",
+    "download_user": "download-user",
+    "user_data": "binarize-user",
+    "epistasis": "epistasis",
+    "epistasis_figure": "epistasis-figure",
 }
+# Jobs whose output is a figure stem (written as .pdf and .png).
+FIGURE_KINDS = ("figure", "epistasis_figure")
 # The experiment whose tables each figure module draws.
 EXPERIMENT_OF_FIGURES = {
     "spectrum": "spectrum",
@@ -194,6 +201,17 @@ def _merge(base: dict, override: dict | None) -> dict:
     return {**base, **(override or {})}
 
 
+def user_datasets(config: dict) -> dict[str, dict]:
+    """The real datasets a config gives by file or url: {name: source settings}."""
+    from ..data.custom import source_settings
+
+    return {
+        name: source_settings(entry)
+        for name, entry in config["real"].get("datasets", {}).items()
+        if "file" in entry or "url" in entry
+    }
+
+
 def dataset_settings(config: dict, name: str) -> dict:
     """A real dataset's settings with the experiment-level defaults merged in."""
     real = config["real"]
@@ -215,11 +233,13 @@ class Contract:
         self.jobs: dict[str, Job] = {}
         self._targets: dict[str, dict[str, dict]] = {}
         self._add_targets()
+        self._add_user_data()
         self._add_training()
         self._add_baselines()
         self._add_analyses()
         self._add_aggregations()
         self._add_figures_and_claims()
+        self._add_epistasis()
 
     # -- lookups used by the rules
 
@@ -235,7 +255,7 @@ class Contract:
     def written_by(self, job: Job) -> list[str]:
         """Every path ``job`` writes: its spec's outputs (a figure's stem as its PDF and PNG)."""
         outputs = job.spec["outputs"].values()
-        if job.kind == "figure":
+        if job.kind in FIGURE_KINDS:
             return [f"{stem}{suffix}" for stem in outputs for suffix in (".pdf", ".png")]
         return list(outputs)
 
@@ -259,8 +279,10 @@ class Contract:
         if job.kind == "aggregate":
             inputs = self.aggregate_inputs(job.labels["experiment"])
             return {f"--{role}": paths for role, paths in inputs.items()}
-        if job.kind in ("figure", "claims"):
+        if job.kind in ("figure", "claims", "epistasis_figure"):
             return {"--tables": list(job.inputs)}
+        if job.kind == "epistasis":
+            return {"--selected": [job.inputs[1]]}
         return {}
 
     def spec_of(self, pattern: str):
@@ -287,10 +309,10 @@ class Contract:
         run is rebuilt, never reported as "Nothing to be done"."""
         outputs = []
         for job in self.jobs.values():
-            if job.kind == "figure":
+            if job.kind in FIGURE_KINDS:
                 stem = job.spec["outputs"]["stem"]
                 outputs += [f"{stem}.pdf", f"{stem}.png"]
-            elif job.kind in ("aggregate", "ablation", "entacmaea_energy", "claims"):
+            elif job.kind in ("aggregate", "ablation", "entacmaea_energy", "claims", "epistasis"):
                 outputs += job.spec["outputs"].values()
         return sorted(outputs)
 
@@ -452,6 +474,63 @@ class Contract:
             "data_seed": dseed,
             "standardize": self.config["real"]["standardize"],
         }
+
+    # -- the user's datasets (by configuration)
+
+    def _add_user_data(self) -> None:
+        """A dataset given by file (or url and sha256): its download, then its binarization
+        to ``resources/data/<name>.parquet`` as every real dataset."""
+        from ..data.custom import raw_file_name
+
+        if not self.config["real"]["enabled"]:
+            return
+        for name, source in user_datasets(self.config).items():
+            raw = source.get("file")
+            if raw is None:
+                raw = Layout.RAW.format(dataset=name, filename=raw_file_name(source))
+                spec = {"dataset": name, "url": source["url"], "sha256": source["sha256"],
+                        "outputs": {"raw": raw}}  # fmt: skip
+                self.jobs[raw] = Job("download_user", canonical(spec), (), {"dataset": name})
+            data = Layout.data(name)
+            spec = {"dataset": name, "raw": raw, "source": source, "outputs": {"data": data}}
+            self.jobs[data] = Job("user_data", canonical(spec), (raw,), {"dataset": name})
+
+    def _add_epistasis(self) -> None:
+        """For each analysed dataset: the spectra of the selected standard and HashWH networks
+        (top interactions, energy by degree) and their figure."""
+        config, settings = self.config, self.config["epistasis"]
+        if not (config["real"]["enabled"] and settings["enabled"]):
+            return
+        names = settings["datasets"]
+        names = list(user_datasets(config)) if names is None else names
+        selected = self.layout.table_path("real_selected")
+        for name in names:
+            ds = dataset_settings(config, name)
+            tables = {
+                "interactions": self.layout.table_path(f"epistasis_{name}"),
+                "energy": self.layout.table_path(f"epistasis_energy_{name}"),
+            }
+            from .spec import training_defaults
+
+            training = {**training_defaults(), **ds["training"]}
+            training.pop("log_every", None)
+            spec = {
+                "dataset": name,
+                "data": self._real_data(name, ds, max(ds["train_sizes"]), 0),
+                "methods": [m for m in ("standard", "hashwh") if m in ds["methods"]],
+                "training": training,
+                "top": settings["top"],
+                "spright": {"m": settings["m"], "d": settings["d"]},
+                "outputs": tables,
+            }
+            inputs = (Layout.data(name), selected)
+            self.jobs[tables["interactions"]] = Job("epistasis", canonical(spec), inputs)
+            stem = self.layout.figure.format(figure=f"epistasis_{name}")
+            title = config["real"]["datasets"][name].get("title", name)
+            figure = {"dataset": name, "title": title, "outputs": {"stem": stem}}
+            self.jobs[f"{stem}.pdf"] = Job(
+                "epistasis_figure", canonical(figure), tuple(tables.values()), {"dataset": name}
+            )
 
     # -- baselines, analyses
 
@@ -818,6 +897,70 @@ def _check_rows(key: str, name: str, train: int, others: dict) -> None:
         )
 
 
+def _check_source(name: str, entry: dict) -> None:
+    """A real dataset is the registry's (no source keys) or the user's (file or url + sha256,
+    and a format); a key that does not apply to the format is refused."""
+    from ..data.custom import SOURCE_KEYS
+    from ..data.datasets import REGISTRY
+
+    key = f"config key real.datasets.{name}"
+    given = [k for k in SOURCE_KEYS if k in entry]
+    if name in REGISTRY:
+        if given:
+            raise ConfigError(
+                f"{key}.{given[0]}: {name} is one of the paper's datasets, which take no "
+                "file, url or format; give your own data another name"
+            )
+        return
+    if "file" not in entry and "url" not in entry:
+        raise ConfigError(
+            f"{key}: {name!r} is none of the paper's datasets ({', '.join(REGISTRY)}); to use "
+            "your own data give file (or url and sha256) and format (see config/README.md)"
+        )
+    if "file" in entry and "url" in entry:
+        raise ConfigError(f"{key}: give file or url, not both")
+    if "url" in entry and "sha256" not in entry:
+        raise ConfigError(f"{key}.sha256: a url needs the sha256 of the file it serves")
+    if "format" not in entry:
+        raise ConfigError(f"{key}.format: missing; use proteingym, sequences or binary")
+    fmt = entry["format"]
+    if fmt != "proteingym" and "target_column" not in entry:
+        raise ConfigError(f"{key}.target_column: missing; a {fmt} table needs its target column")
+    only = {
+        "mutant_column": ("proteingym",),
+        "sequence_column": ("sequences",),
+        "feature_columns": ("binary",),
+        "wild_type": ("proteingym", "sequences"),
+        "binarization": ("proteingym", "sequences"),
+    }
+    for option, formats in only.items():
+        if option in entry and fmt not in formats:
+            raise ConfigError(
+                f"{key}.{option}: applies to format {' or '.join(formats)}, not {fmt}; remove it"
+            )
+
+
+def _check_epistasis(config: dict) -> None:
+    settings, real = config["epistasis"], config["real"]
+    if not (settings["enabled"] and real["enabled"]):
+        return
+    for name in settings["datasets"] or []:
+        if name not in real["datasets"]:
+            raise ConfigError(
+                f"config key epistasis.datasets: {name!r} is not one of real.datasets "
+                f"({', '.join(real['datasets'])})"
+            )
+    names = settings["datasets"]
+    for name in user_datasets(config) if names is None else names:
+        methods = dataset_settings(config, name)["methods"]
+        if "standard" not in methods and "hashwh" not in methods:
+            raise ConfigError(
+                f"config key real.datasets.{name}.methods: the epistasis analysis compares the "
+                "standard and HashWH networks, and neither is trained; add one, or set "
+                "epistasis.datasets without it"
+            )
+
+
 def check_config(config: dict) -> None:
     """Cross-field checks the schema cannot express; messages name the key and the fix."""
     from ..data.datasets import REGISTRY
@@ -857,9 +1000,14 @@ def check_config(config: dict) -> None:
                 "synthetic.ns and synthetic.cs"
             )
     real = config["real"]
+    for name, entry in real.get("datasets", {}).items():
+        _check_source(name, entry)
     if real["enabled"]:
+        own = user_datasets(config)
         for name in real["datasets"]:
             ds = dataset_settings(config, name)
+            if name in own:  # n and the rows are known once the file is binarized
+                continue
             _check_methods(ds["methods"], REGISTRY[name].n, f"real.datasets.{name}")
             ds = {**ds, "seeds": real["seeds"]}
             _check_memory(ds, REGISTRY[name].n, f"real.datasets.{name}")
@@ -870,6 +1018,7 @@ def check_config(config: dict) -> None:
                 "config key real.runtime_dataset: "
                 f"{real['runtime_dataset']!r} is not one of real.datasets"
             )
+    _check_epistasis(config)
     ablation = config["ablation"]
     if ablation["enabled"]:
         for name, forest in ablation.get("datasets", {}).items():

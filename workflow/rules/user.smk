@@ -1,0 +1,94 @@
+# Datasets by configuration (a real.datasets entry with file, or url and sha256, and format)
+# and the epistasis the selected networks learned. Paths and specs come from the contract.
+
+
+localrules:
+    download_user,
+
+
+rule download_user:
+    """Fetch your dataset's file from its url (mirror first, sha256-checked)."""
+    output:
+        Layout.RAW,
+    log:
+        "logs/download/{dataset}/{filename}.log",
+    wildcard_constraints:
+        dataset=USER_DOWNLOADS,
+    conda:
+        ENV
+    params:
+        spec=CONTRACT.spec_of(Layout.RAW),
+    shell:
+        "whcore download-user --spec {params.spec:q} > {log:q} 2>&1"
+
+
+rule binarize_user:
+    """Binarize your dataset (ProteinGym, sequences or 0/1 table) into its design matrix."""
+    input:
+        CONTRACT.inputs_of(Layout.DATA),
+    output:
+        Layout.DATA,
+    log:
+        "logs/binarize/{dataset}.log",
+    wildcard_constraints:
+        dataset=USER_DATASETS,
+    conda:
+        ENV
+    resources:
+        mem_mb=4000,
+    params:
+        spec=CONTRACT.spec_of(Layout.DATA),
+    shell:
+        "whcore binarize-user --spec {params.spec:q} > {log:q} 2>&1"
+
+
+rule epistasis:
+    """Spectra of the selected standard and HashWH networks: top interactions, energy by degree."""
+    input:
+        data=Layout.DATA,
+        selected=table("real_selected"),
+    output:
+        interactions=table("epistasis_{dataset}"),
+        energy=table("epistasis_energy_{dataset}"),
+    log:
+        LAYOUT.log(table("epistasis_{dataset}")),
+    wildcard_constraints:
+        dataset=EPISTASIS_DATASETS,
+    conda:
+        ENV
+    threads: config["train_threads"]
+    resources:
+        gpu=GPU,
+        mem_mb=8000,
+        runtime="4h",
+    params:
+        spec=CONTRACT.spec_of(table("epistasis_{dataset}")),
+    shell:
+        "whcore epistasis --spec {params.spec:q} --selected {input.selected:q} "
+        "--threads {threads} > {log:q} 2>&1"
+
+
+rule epistasis_figure:
+    """Energy of the learned spectra by degree, standard and HashWH side by side (PDF, PNG)."""
+    input:
+        tables=[table("epistasis_{dataset}"), table("epistasis_energy_{dataset}")],
+    output:
+        pdf=f"{figure_stem('epistasis_{dataset}')}.pdf",
+        png=report(
+            f"{figure_stem('epistasis_{dataset}')}.png",
+            caption="../report/epistasis.rst",
+            category="Learned epistasis",
+            labels={"dataset": "{dataset}", "run": config["run_name"]},
+        ),
+    log:
+        f"{LAYOUT.logs}/figures/epistasis_{{dataset}}.log",
+    wildcard_constraints:
+        dataset=EPISTASIS_DATASETS,
+    conda:
+        ENV
+    params:
+        spec=CONTRACT.spec_of(f"{figure_stem('epistasis_{dataset}')}.pdf"),
+        code=EPISTASIS_FIGURE_CODE,
+        run=config["run_name"],
+    shell:
+        "whcore epistasis-figure --spec {params.spec:q} --tables {input.tables:q} > {log:q} 2>&1"
