@@ -188,3 +188,82 @@ def test_a_wrong_sha256_is_refused_and_nothing_written(tmp_path):
     with pytest.raises(RawFormatError, match="sha256"):
         custom.binarize("mine", path, out, {"format": "proteingym", "sha256": "0" * 64})
     assert not out.exists()
+
+
+# --- the configuration keys ------------------------------------------------------------------------
+
+OWN = "{train_sizes: [10], val_size: rest, test_size: rest"
+
+
+@pytest.mark.parametrize(
+    "entry, key, words",
+    [
+        (f"{{gb1: {OWN}, file: x.csv, format: proteingym}}}}", "real.datasets.gb1.file",
+         "one of the paper's datasets"),
+        (f"{{mine: {OWN}}}}}", "real.datasets.mine", "give file (or url and sha256)"),
+        (f"{{mine: {OWN}, url: 'https://x.org/a.csv', format: binary, target_column: y}}}}",
+         "real.datasets.mine.sha256", "needs the sha256"),
+        (f"{{mine: {OWN}, file: a.csv}}}}", "real.datasets.mine.format", "missing"),
+        (f"{{mine: {OWN}, file: a.csv, format: sequences}}}}", "real.datasets.mine.target_column",
+         "needs its target column"),
+        (f"{{mine: {OWN}, file: a.csv, format: binary, target_column: y, binarization: mutated}}}}",
+         "real.datasets.mine.binarization", "applies to format"),
+        (f"{{mine: {OWN}, file: a.csv, format: fasta}}}}", "real.datasets.mine.format",
+         "is not one of"),
+        (f"{{Mine: {OWN}, file: a.csv, format: binary}}}}", "real.datasets", "does not match"),
+    ],
+)  # fmt: skip
+def test_config_keys_of_a_user_dataset_are_checked_in_one_line(entry, key, words):
+    from test_config import changed, validate
+
+    from whcore.pipeline.contract import ConfigError
+
+    config = changed("real.datasets", entry)
+    config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    message = str(err.value)
+    assert message.startswith(f"config key {key}") and words in message, message
+    assert "\n" not in message
+
+
+def test_a_config_with_only_a_user_dataset_plans_its_jobs():
+    from test_config import changed, validate
+
+    from whcore.pipeline.contract import Contract
+
+    config = changed("real.datasets", f"{{mine: {OWN}, file: a.csv, format: proteingym}}}}")
+    config["real"]["runtime_dataset"] = "mine"
+    for experiment in ("spectrum", "synthetic", "ablation", "entacmaea_energy"):
+        del config[experiment]  # left out: not run
+    validate(config)
+    contract = Contract(config)
+    kinds = {job.kind for job in contract.jobs.values()}
+    assert {"user_data", "epistasis", "epistasis_figure", "train", "figure"} <= kinds
+    assert not {"target", "ablation", "entacmaea_energy", "download_user"} & kinds
+    (data,) = [job for job in contract.jobs.values() if job.kind == "user_data"]
+    assert data.inputs == ("a.csv",) and data.spec["source"]["target_column"] == "DMS_score"
+
+
+def test_above_twenty_sites_the_spectrum_comes_from_spright():
+    """A network that is a known sparse function of n = 24 inputs: SPRIGHT recovers it."""
+    import torch
+
+    from whcore.pipeline.epistasis import network_spectrum, top_interactions
+
+    n = 24
+
+    class Sparse(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(()))
+
+        def forward(self, x):
+            sign = 1 - 2 * x
+            return self.scale * (0.5 + 2 * sign[:, 3] * sign[:, 17] - 1.5 * sign[:, 20])
+
+    bits, coefs, how = network_spectrum(Sparse(), n, m=6, d=3)
+    assert how.startswith("SPRIGHT")
+    top = top_interactions(bits, coefs, [f"s{i}" for i in range(n)], 2)
+    assert top["interaction"].tolist() == ["s3 x s17", "s20"]
+    np.testing.assert_allclose(top["coefficient"], [2.0, -1.5], atol=1e-6)
