@@ -102,8 +102,9 @@ def test_edge_values_are_accepted(key, value):
 
 @pytest.mark.parametrize(
     "path",
-    ["tests/workflow/tiny.yaml", "config/quick.yaml", "config/faithful.yaml", "config/config.yaml"],
-)
+    ["tests/workflow/tiny.yaml", "config/quick.yaml", "config/faithful.yaml",
+     "config/workstation.yaml", "config/config.yaml"],
+)  # fmt: skip
 def test_shipped_configs_validate(path):
     validate(load(ROOT / path))
 
