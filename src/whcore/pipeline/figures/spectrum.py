@@ -16,7 +16,10 @@ from .style import (
     NothingToShow,
     curves_of,
     degrees,
+    draw_label,
+    heatmap_grid_width,
     legend_below,
+    panel_title,
     plain_log_ticks,
     plt,
     subplots,
@@ -59,8 +62,9 @@ def support_evolution(tables: dict, settings: dict, appendix: bool = False):
     sizes = _sizes(epochs, settings, appendix)
     curves = _mean_curves(epochs[epochs["train_size"].isin(sizes)], amp_cols)
     lines = curves_of(curves)
+    width = heatmap_grid_width(len(lines))
     fig, axes = subplots(
-        len(sizes), len(lines), sharey=True, figsize=(PAGE_WIDTH, 1.3 * len(sizes) + 0.6)
+        len(sizes), len(lines), sharey=True, figsize=(width, 1.3 * len(sizes) + 0.8)
     )
     for row, size in enumerate(sizes):
         for col, line in enumerate(lines):
@@ -76,7 +80,7 @@ def support_evolution(tables: dict, settings: dict, appendix: bool = False):
                 interpolation="nearest",
                 extent=(-0.5, part["epoch"].max() + 0.5, 0.5, len(amp_cols) + 0.5),
             )
-            ax.set_title(line.label if row == 0 else "")
+            ax.set_title(panel_title(line.label, len(lines), width) if row == 0 else "")
             ax.set_xlabel("epoch" if row == len(sizes) - 1 else "")
             ax.set_yticks(range(1, len(amp_cols) + 1))
             ax.grid(False)
@@ -102,7 +106,8 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
             "so this appendix figure is empty."
         )
     lines = curves_of(heat[heat["variant"] != "target"])
-    fig, axes = subplots(len(draws), len(lines), figsize=(PAGE_WIDTH, 1.8 * len(draws) + 0.8))
+    width = heatmap_grid_width(len(lines))
+    fig, axes = subplots(len(draws), len(lines), figsize=(width, 1.8 * len(draws) + 1.0))
     norm = LogNorm(1e-3, 1, clip=True)
     edges = np.cumsum(np.bincount(degrees(n)))[:-1]
     for row, draw in enumerate(draws):
@@ -134,11 +139,11 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
                 ms=3,
                 ls="none",
             )
-            ax.set_title(line.label if row == 0 else "")
+            ax.set_title(panel_title(line.label, len(lines), width) if row == 0 else "")
             ax.set_xticks([])
             ax.set_yticks([0, len(values) - 1])
             ax.grid(False)
-        axes[row, 0].set_ylabel(f"epoch ({draw})")
+        axes[row, 0].set_ylabel(f"epoch\n(target $g^*$, {draw_label(draw)})")
     fig.supxlabel(
         "frequencies ordered by degree (white lines separate degrees); "
         "target spectrum in the strip below",

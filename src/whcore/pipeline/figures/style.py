@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,9 +28,12 @@ __all__ = [
     "curves_of",
     "dataset_title",
     "degrees",
+    "draw_label",
+    "heatmap_grid_width",
     "legend_below",
     "method_color",
     "method_label",
+    "panel_title",
     "plain_log_ticks",
     "plt",
     "save_figure",
@@ -85,6 +89,32 @@ def method_color(method: str, b: int | None = None, bs: tuple = (5, 7, 8, 10, 13
         shades = sns.blend_palette(["#b8aee6", "#2d1a6e"], n_colors=len(bs))
         return shades[list(bs).index(int(b))] if int(b) in bs else _PALETTE["hashwh"]
     return _PALETTE.get(method, "#000000")
+
+
+def panel_title(label: str, panels: int, width: float) -> str:
+    """A column title that fits its panel, one of ``panels`` columns in a figure ``width``
+    inches wide: a title longer than about 80% of the panel breaks before its parenthesis
+    ('HashWH' over '(b=7)'), then wraps at spaces."""
+    panel = (width - 1.4) / panels  # less the row labels and the colorbar
+    chars = max(6, int(0.8 * panel / 0.075))  # about 0.075 in per character at 9 pt
+    if len(label) > chars:
+        label = label.replace(" (", "\n(")
+    return "\n".join(
+        textwrap.fill(part, chars, break_long_words=False) for part in label.split("\n")
+    )
+
+
+def heatmap_grid_width(panels: int) -> float:
+    """A page wide, or wider where many columns of heatmaps would leave each too narrow to
+    read (about 0.75 in per panel, the colorbar besides)."""
+    return max(PAGE_WIDTH, 0.75 * panels + 1.0)
+
+
+def draw_label(dataset: str) -> str:
+    """A spectrum target's id ('draw0') as a figure prints it ('draw 1': draws are numbered
+    from 1 in figures; spectrum.figure_draw = 0 is draw 1)."""
+    number = dataset.removeprefix("draw")
+    return f"draw {int(number) + 1}" if number.isdigit() else dataset
 
 
 def subplots(rows: int = 1, cols: int = 1, **kwargs):
