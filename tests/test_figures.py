@@ -1,4 +1,5 @@
-"""Paper figures drawn from small made-up tables: heatmap titles that fit, human draw labels."""
+"""Paper figures drawn from small made-up tables: titles that fit, HashWH's hash sizes told
+apart, log axes labelled at two values or more, human draw labels."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import pandas as pd
 import pytest
 
 from whcore.pipeline.figures.registry import draw_figure
-from whcore.pipeline.figures.style import plt
+from whcore.pipeline.figures.style import curves_of, plt
 
 SETTINGS = {
     "figure_train_size": 200,
     "figure_draw": 0,
+    "runtime_n": 20,
+    "runtime_c": 1,
+    "runtime_dataset": "sgemm",
 }
 VARIANTS = [("standard", None), ("fullwh", None), ("ens", None), ("hashwh", 5), ("hashwh", 8)]
 DEGREES = range(1, 6)
@@ -67,11 +71,36 @@ def _spectrum_heatmap(n=4, epochs=5) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _synthetic_tables():
+    curves, selected = [], []
+    for method, b in [("standard", None), ("ens", None), ("hashwh", 7), ("hashwh", 10)]:
+        for epoch in range(10):
+            curves.append(dict(draw=0, n=20, c=1, variant=_variant(method, b), method=method,
+                               b=np.nan if b is None else float(b), epoch=epoch,
+                               cum_time=1.5 + 0.2 * epoch, max_test_r2=0.1 * epoch))  # fmt: skip
+        selected.append(dict(draw=0, n=20, c=1, variant=_variant(method, b), method=method,
+                             b=np.nan if b is None else float(b), train_time=2.0 + 0.3 * (b or 1),
+                             test_r2=0.5, diverged=False))  # fmt: skip
+    return {"synthetic_curves": pd.DataFrame(curves), "synthetic_selected": pd.DataFrame(selected)}
+
+
+def _real_summary():
+    rows = []
+    for dataset in ("sgemm", "gb1"):
+        for method in ("standard", "hashwh", "lasso"):
+            for size in (20, 40):
+                rows.append(dict(dataset=dataset, variant=method, method=method, train_size=size,
+                                 mean=0.5, std=0.1, train_time=3.0 + size / 10))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 @pytest.fixture(scope="module")
 def tables():
     return {
         "spectrum_epochs": _spectrum_epochs(),
         "spectrum_heatmap": _spectrum_heatmap(),
+        "real_summary": _real_summary(),
+        **_synthetic_tables(),
     }
 
 
@@ -79,6 +108,60 @@ def _draw(figure_id, tables):
     fig = draw_figure(figure_id, tables, SETTINGS)
     fig.canvas.draw()  # lay out: titles, ticks and labels as saved
     return fig
+
+
+def _labelled_ticks(axis) -> list[str]:
+    low, high = sorted(axis.get_view_interval())
+    return [
+        tick.get_text()
+        for tick, value in zip(axis.get_ticklabels(), axis.get_ticklocs())
+        if tick.get_text() and low <= value <= high
+    ]
+
+
+@pytest.mark.parametrize(
+    "figure_id",
+    [
+        "fig3_degree_sae_energy",
+        "fig4b_synthetic_runtime",
+        "fig5b_gb1_runtime",
+        "fig2_sae_evolution",
+    ],
+)
+def test_every_log_axis_is_labelled_at_two_values_or_more(tables, figure_id):
+    """The made-up ranges are under a decade: powers of ten alone would label one or none."""
+    fig = _draw(figure_id, tables)
+    log_axes = [
+        axis for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) if axis.get_scale() == "log"
+    ]
+    assert log_axes
+    for axis in log_axes:
+        assert len(_labelled_ticks(axis)) >= 2, (figure_id, _labelled_ticks(axis))
+    plt.close(fig)
+
+
+@pytest.mark.parametrize(
+    ("low", "high"), [(0.3, 0.9), (1.02, 1.3), (2e-5, 7e-5), (1e-3, 10.0), (150.0, 240.0)]
+)
+def test_log_ticks_label_two_values_on_any_range(low, high):
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [low, high])
+    ax.set_yscale("log")
+    ax.set_ylim(low, high)
+    from whcore.pipeline.figures.style import readable_log_axes
+
+    readable_log_axes(fig)
+    fig.canvas.draw()
+    assert len(_labelled_ticks(ax.yaxis)) >= 2
+    plt.close(fig)
+
+
+def test_hashwh_hash_sizes_differ_in_colour_and_line_style(tables):
+    curves = [c for c in curves_of(tables["spectrum_epochs"]) if c.variant.startswith("hashwh")]
+    assert len(curves) == 2
+    assert curves[0].color != curves[1].color and curves[0].style != curves[1].style
+    others = {c.color for c in curves_of(tables["spectrum_epochs"]) if c not in curves}
+    assert not others & {c.color for c in curves}
 
 
 @pytest.mark.parametrize("figure_id", ["fig1a_support_evolution", "fig1b_spectrum_evolution"])

@@ -9,7 +9,7 @@ from .style import (
     curves_of,
     dataset_title,
     legend_below,
-    plain_log_ticks,
+    readable_log_axes,
     subplots,
 )
 
@@ -28,14 +28,14 @@ def _panel(ax, summary, value, err=None, log=False):
             lw=1,
             marker="s" if baseline else "o",
             ms=2.5,
-            ls="--" if baseline else "-",
+            ls="--" if baseline else curve.style,
         )
         if err:
             ax.errorbar(line["train_size"], line[value], yerr=line[err], capsize=2, **style)
         else:
             ax.plot(line["train_size"], line[value], **style)
     if log:
-        plain_log_ticks(ax)
+        ax.set_yscale("log")
 
 
 def real_r2(tables: dict, settings: dict, with_times: bool = False):
@@ -56,6 +56,7 @@ def real_r2(tables: dict, settings: dict, with_times: bool = False):
             axes[1, c].set_ylabel("training time (s)" if c == 0 else "")
         axes[-1, c].set_xlabel("train size")
     legend_below(fig, axes[0, 0])
+    readable_log_axes(fig)
     return fig
 
 
@@ -73,4 +74,5 @@ def real_runtime(tables: dict, settings: dict):
     ax.set_ylabel("training time (s)")
     ax.set_title(f"Training time per model on {dataset_title(name)}")
     ax.legend(ncol=2)
+    readable_log_axes(fig)
     return fig

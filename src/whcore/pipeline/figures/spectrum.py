@@ -20,8 +20,8 @@ from .style import (
     heatmap_grid_width,
     legend_below,
     panel_title,
-    plain_log_ticks,
     plt,
+    readable_log_axes,
     subplots,
 )
 
@@ -172,12 +172,20 @@ def _line_panels(curves, sizes, panels, ylabel_of, title_of):
             ax = axes[row, col]
             for line in lines:
                 part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
-                ax.plot(part["epoch"], part[column], color=line.color, lw=1, label=line.label)
-            plain_log_ticks(ax)
+                ax.plot(
+                    part["epoch"],
+                    part[column],
+                    color=line.color,
+                    ls=line.style,
+                    lw=1,
+                    label=line.label,
+                )
+            ax.set_yscale("log")
             ax.set_title(title_of(column, size) if row == 0 else "")
             ax.set_ylabel(ylabel_of(column, size) if col == 0 else "")
             ax.set_xlabel("epoch" if row == len(sizes) - 1 else "")
     legend_below(fig, axes[0, 0])
+    readable_log_axes(fig)
     return fig
 
 
@@ -212,9 +220,14 @@ def degree_sae_energy(tables: dict, settings: dict, appendix: bool = False):
             for line in lines:
                 part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
                 ax.plot(
-                    part["epoch"], part[f"{kind}_deg{d}"], color=line.color, lw=1, label=line.label
+                    part["epoch"],
+                    part[f"{kind}_deg{d}"],
+                    color=line.color,
+                    ls=line.style,
+                    lw=1,
+                    label=line.label,
                 )
-            plain_log_ticks(ax)
+            ax.set_yscale("log")
             ax.set_title(f"degree {d}" if r == 0 else "")
             ax.set_ylabel(
                 f"{'SAE' if kind == 'sae' else 'energy'}\n(size {size})" if c == 0 else ""
@@ -222,4 +235,5 @@ def degree_sae_energy(tables: dict, settings: dict, appendix: bool = False):
             ax.set_xlabel("epoch" if r == len(rows) - 1 else "")
     legend_below(fig, axes[0, 0])
     fig.suptitle("Spectral approximation error and energy per degree during training", fontsize=9)
+    readable_log_axes(fig)
     return fig

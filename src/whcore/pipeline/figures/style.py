@@ -34,8 +34,8 @@ __all__ = [
     "method_color",
     "method_label",
     "panel_title",
-    "plain_log_ticks",
     "plt",
+    "readable_log_axes",
     "save_figure",
     "subplots",
     "note_figure",
@@ -83,11 +83,17 @@ def method_label(method: str, b: int | None = None) -> str:
     return f"{label} (b={int(b)})" if b is not None and method == "hashwh" else label
 
 
-def method_color(method: str, b: int | None = None, bs: tuple = (5, 7, 8, 10, 13, 16)):
-    """One color per method; HashWH hash sizes get shades of its purple (darker = larger b)."""
-    if method == "hashwh" and b is not None:
-        shades = sns.blend_palette(["#b8aee6", "#2d1a6e"], n_colors=len(bs))
-        return shades[list(bs).index(int(b))] if int(b) in bs else _PALETTE["hashwh"]
+# HashWH's curves, one per hash size b: the k-th smallest b of a figure gets the k-th colour
+# and line style (colours apart from every other method's, the first HashWH's own purple).
+HASHWH_COLORS = ("#7570b3", "#1f78b4", "#e31a1c", "#8c510a", "#17becf", "#3f007d")
+HASHWH_STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 1)))
+
+
+def method_color(method: str, rank: int | None = None):
+    """One colour per method; HashWH's ``rank``-th hash size (0 = smallest b of the figure) its
+    own colour of ``HASHWH_COLORS``."""
+    if method == "hashwh" and rank is not None:
+        return HASHWH_COLORS[rank % len(HASHWH_COLORS)]
     return _PALETTE.get(method, "#000000")
 
 
@@ -130,20 +136,54 @@ def legend_below(fig, ax, max_columns: int = 6) -> None:
         fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), max_columns))
 
 
-def plain_log_ticks(ax, axis: str = "y") -> None:
-    """A log axis labelled at powers of ten only (minor labels clutter small panels)."""
-    from matplotlib.ticker import NullFormatter
+def _log_locator(low: float, high: float):
+    """The locator of a log axis from ``low`` to ``high`` with at least two ticks: powers of
+    ten where the range holds two, else 1-2-5 steps, else every integer multiple, else (a range
+    under a factor of about two) evenly spaced round values."""
+    from matplotlib.ticker import LogLocator, MaxNLocator
 
-    getattr(ax, f"set_{axis}scale")("log")
-    getattr(ax, f"{axis}axis").set_minor_formatter(NullFormatter())
+    decades = 10.0 ** np.arange(np.floor(np.log10(low)), np.ceil(np.log10(high)) + 1)
+    for subs in ((1.0,), (1.0, 2.0, 5.0), tuple(float(i) for i in range(1, 10))):
+        # counted here: LogLocator itself falls back to dense linear ticks below two
+        ticks = np.outer(decades, subs).ravel()
+        if np.sum((ticks >= low * (1 - 1e-9)) & (ticks <= high * (1 + 1e-9))) >= 2:
+            return LogLocator(base=10, subs=subs, numticks=12)
+    return MaxNLocator(nbins=3)
+
+
+def readable_log_axes(fig) -> None:
+    """Label every log axis of ``fig`` at two or more values, whatever its range (the default
+    labels powers of ten only: one label, or none, on a range under a decade). Call it once
+    everything is plotted: it reads the axes' final limits."""
+    from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
+
+    for ax in fig.axes:
+        for name in ("x", "y"):
+            axis = getattr(ax, f"{name}axis")
+            if axis.get_scale() != "log":
+                continue
+            low, high = sorted(getattr(ax, f"get_{name}lim")())
+            if not 0 < low < high:
+                continue
+            axis.set_major_locator(_log_locator(low, high))
+            small = 1e-3 <= low and high <= 1e4  # plain numbers read best in this range
+            if small:
+                axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+            else:  # every tick the locator placed labelled (not only some multiples)
+                axis.set_major_formatter(
+                    LogFormatterSciNotation(labelOnlyBase=False, minor_thresholds=(np.inf, np.inf))
+                )
+            axis.set_minor_formatter(NullFormatter())
 
 
 class Curve(NamedTuple):
-    """One curve of a figure: its id in the table (``variant``), its label and colour."""
+    """One curve of a figure: its id in the table (``variant``), its label, colour and line
+    style (HashWH's hash sizes differ in both)."""
 
     variant: str
     label: str
     color: object
+    style: object = "-"
 
 
 def curves_of(table) -> list[Curve]:
@@ -158,10 +198,13 @@ def curves_of(table) -> list[Curve]:
         b = getattr(row, "b", None)
         b = int(b) if row.method == "hashwh" and b is not None and b == b else None
         found.append((rank.get(row.method, len(rank)), b or 0, row.variant, row.method, b))
-    return [
-        Curve(variant, method_label(method, b), method_color(method, b))
-        for _, _, variant, method, b in sorted(found)
-    ]
+    bs = sorted({b for *_, method, b in found if b is not None})
+    curves = []
+    for _, _, variant, method, b in sorted(found):
+        rank = bs.index(b) if b is not None else None
+        style = HASHWH_STYLES[rank % len(HASHWH_STYLES)] if rank is not None else "-"
+        curves.append(Curve(variant, method_label(method, b), method_color(method, rank), style))
+    return curves
 
 
 def degrees(n: int) -> np.ndarray:

@@ -6,7 +6,7 @@ from .style import (
     PAGE_WIDTH,
     curves_of,
     legend_below,
-    plain_log_ticks,
+    readable_log_axes,
     subplots,
 )
 
@@ -33,6 +33,7 @@ def synthetic_r2(tables: dict, settings: dict, appendix: bool = False):
                     line["mean"],
                     yerr=line["sem"],
                     color=curve.color,
+                    ls=curve.style,
                     label=curve.label,
                     marker="o",
                     ms=2.5,
@@ -68,13 +69,13 @@ def synthetic_runtime(tables: dict, settings: dict, appendix: bool = False):
             )
         for curve in curves_of(cell):
             line = cell[cell["variant"] == curve.variant]
-            style = dict(color=curve.color, label=curve.label, lw=1)
+            style = dict(color=curve.color, ls=curve.style, label=curve.label, lw=1)
             axes[r, 0].plot(line["epoch"], line["max_test_r2"], **style)
             axes[r, 1].plot(line["cum_time"], line["max_test_r2"], **style)
             pts = runs[runs["variant"] == curve.variant]
             axes[r, 2].scatter(pts["train_time"], pts["test_r2"], s=6, color=curve.color)
-        plain_log_ticks(axes[r, 1], "x")
-        plain_log_ticks(axes[r, 2], "x")
+        axes[r, 1].set_xscale("log")
+        axes[r, 2].set_xscale("log")
         axes[r, 0].set_ylabel(f"test $R^2$\n(n = {n}, c = {c})")
         for ax, xlabel in zip(axes[r], ("epoch", "training time (s)", "training time (s)")):
             ax.set_xlabel(xlabel if r == len(cells) - 1 else "")
@@ -88,4 +89,5 @@ def synthetic_runtime(tables: dict, settings: dict, appendix: bool = False):
     ):
         ax.set_title(title)
     legend_below(fig, axes[0, 0])
+    readable_log_axes(fig)
     return fig
