@@ -1,11 +1,12 @@
 """Paper figures drawn from small made-up tables: titles that fit, HashWH's hash sizes told
-apart, log axes labelled at two values or more, human draw labels."""
+apart, log axes labelled at two values or more, Figure 3's per-run lines, human draw labels."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.lines import Line2D
 
 from whcore.pipeline.figures.registry import draw_figure
 from whcore.pipeline.figures.style import curves_of, plt
@@ -162,6 +163,34 @@ def test_hashwh_hash_sizes_differ_in_colour_and_line_style(tables):
     assert curves[0].color != curves[1].color and curves[0].style != curves[1].style
     others = {c.color for c in curves_of(tables["spectrum_epochs"]) if c not in curves}
     assert not others & {c.color for c in curves}
+
+
+def test_fig3_draws_each_run_faint_behind_the_medians(tables):
+    fig = _draw("fig3_degree_sae_energy", tables)
+    runs = 2 * 3  # draws x seeds at the figure's train size
+    axes = np.array(fig.axes[: 2 * len(DEGREES)]).reshape(2, len(DEGREES))
+    for ax in axes[0]:  # SAE: one faint line per run and curve, then the medians
+        lines = [line for line in ax.get_lines() if isinstance(line, Line2D)]
+        assert len(lines) == len(VARIANTS) * (runs + 1)
+        faint = [line for line in lines if (line.get_alpha() or 1) < 1]
+        assert len(faint) == len(VARIANTS) * runs
+        assert max(line.get_zorder() for line in faint) < min(
+            line.get_zorder() for line in lines if line not in faint
+        )
+    for ax in axes[1]:  # energy: medians only
+        assert len(ax.get_lines()) == len(VARIANTS)
+    plt.close(fig)
+
+
+def test_fig3_caps_the_run_lines_per_curve(tables):
+    from whcore.pipeline.figures import spectrum
+
+    many = _spectrum_epochs(epochs=8, seeds=20, draws=2)
+    fig = draw_figure("fig3_degree_sae_energy", {"spectrum_epochs": many}, SETTINGS)
+    faint = [line for line in fig.axes[0].get_lines() if (line.get_alpha() or 1) < 1]
+    assert len(faint) == len(VARIANTS) * spectrum.MAX_RUN_LINES
+    assert f"{spectrum.MAX_RUN_LINES} of 40 runs" in fig._suptitle.get_text()
+    plt.close(fig)
 
 
 @pytest.mark.parametrize("figure_id", ["fig1a_support_evolution", "fig1b_spectrum_evolution"])

@@ -63,7 +63,8 @@ FIGURES: dict[str, Figure] = {
         ["spectrum_epochs"],
         "spectrum",
         "degree_sae_energy",
-        "SAE and energy of the network's spectrum per degree during training.",
+        "SAE and energy of the network's spectrum per degree during training: the median over "
+        "runs, and behind it each run's SAE, faint (an evenly spaced sample where runs are many).",
     ),
     "fig4a_synthetic_r2": _fig(
         ["synthetic_summary"],

@@ -1,7 +1,8 @@
 """Experiment 1 figures: how the network's Fourier spectrum evolves during training.
 
-Curves average over every selected run (draws x data seeds x training seeds); runs that
-stopped early keep their final values (a stopped network no longer changes).
+Curves average over every selected run (draws x data seeds x training seeds; Figure 3: the
+median, each run's SAE faint behind it); runs that stopped early keep their final values (a
+stopped network no longer changes).
 """
 
 from __future__ import annotations
@@ -30,12 +31,22 @@ __all__ = ["degree_sae_energy", "sae_evolution", "spectrum_evolution", "support_
 RUN_KEYS = ["dataset", "variant", "train_size", "data_seed", "seed"]
 
 
-def _mean_curves(epochs: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Mean per (curve, train size, epoch); the curve's typed method and b columns kept."""
-    filled = forward_fill_epochs(epochs, RUN_KEYS, columns)
+# Figure 3 draws at most this many runs per curve and train size (evenly spaced over the
+# runs in order of draw, data seed and seed), so that the median stays readable over the
+# paper's 125 runs.
+MAX_RUN_LINES = 25
+
+
+def _mean_curves(
+    epochs: pd.DataFrame, columns: list[str], how: str = "mean", filled=None
+) -> pd.DataFrame:
+    """Mean (or ``how``) per (curve, train size, epoch); the curve's typed method and b columns
+    kept. ``filled``: the runs already forward-filled."""
+    if filled is None:
+        filled = forward_fill_epochs(epochs, RUN_KEYS, columns)
     typed = epochs[["variant", "method", "b"]].drop_duplicates("variant")
-    means = filled.groupby(["variant", "train_size", "epoch"])[columns].mean().reset_index()
-    return means.merge(typed, on="variant")
+    grouped = filled.groupby(["variant", "train_size", "epoch"])[columns]
+    return grouped.agg(how).reset_index().merge(typed, on="variant")
 
 
 def _sizes(epochs, settings, appendix: bool) -> list[int]:
@@ -202,30 +213,56 @@ def sae_evolution(tables: dict, settings: dict, appendix: bool = False):
     return fig
 
 
+def _run_lines(filled: pd.DataFrame, limit: int = MAX_RUN_LINES) -> list[pd.DataFrame]:
+    """The runs of one curve and train size (forward-filled), at most ``limit`` of them,
+    evenly spaced over the runs in order of (draw, data seed, seed)."""
+    runs = [run for _, run in filled.groupby(RUN_KEYS, sort=True)]
+    if len(runs) > limit:
+        runs = [runs[i] for i in np.linspace(0, len(runs) - 1, limit).round().astype(int)]
+    return runs
+
+
 def degree_sae_energy(tables: dict, settings: dict, appendix: bool = False):
-    """Per degree: SAE and energy of the network's spectrum vs epoch."""
+    """Per degree: SAE and energy of the network's spectrum vs epoch; the median over runs,
+    and behind it each run's SAE, faint (a mean over runs smooths away the standard network's
+    SAE falling, then rising again, at a different epoch in each run)."""
     epochs = tables["spectrum_epochs"]
     sizes = _sizes(epochs, settings, appendix)
     degs = sorted(int(c[7:]) for c in epochs.columns if c.startswith("sae_deg"))
     cols = [f"sae_deg{d}" for d in degs] + [f"energy_deg{d}" for d in degs]
-    curves = _mean_curves(epochs[epochs["train_size"].isin(sizes)], cols)
+    chosen = epochs[epochs["train_size"].isin(sizes)]
+    filled = forward_fill_epochs(chosen, RUN_KEYS, cols)
+    curves = _mean_curves(chosen, cols, how="median", filled=filled)
     rows = [(s, kind) for s in sizes for kind in ("sae", "energy")]
     lines = curves_of(curves)
     fig, axes = subplots(
-        len(rows), len(degs), sharex=True, figsize=(PAGE_WIDTH, 1.5 * len(rows) + 0.5)
+        len(rows), len(degs), sharex=True, figsize=(PAGE_WIDTH, 1.6 * len(rows) + 0.7)
     )
+    shown = []
     for r, (size, kind) in enumerate(rows):
         for c, d in enumerate(degs):
             ax = axes[r, c]
+            column = f"{kind}_deg{d}"
             for line in lines:
+                if kind == "sae":  # each run, faint, behind the medians
+                    mine = filled[
+                        (filled["variant"] == line.variant) & (filled["train_size"] == size)
+                    ]
+                    runs = _run_lines(mine)
+                    shown.append((len(runs), mine[RUN_KEYS].drop_duplicates().shape[0]))
+                    for run in runs:
+                        ax.plot(
+                            run["epoch"], run[column], color=line.color, lw=0.4, alpha=0.3, zorder=1
+                        )
                 part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
                 ax.plot(
                     part["epoch"],
-                    part[f"{kind}_deg{d}"],
+                    part[column],
                     color=line.color,
                     ls=line.style,
-                    lw=1,
+                    lw=1.3,
                     label=line.label,
+                    zorder=3,
                 )
             ax.set_yscale("log")
             ax.set_title(f"degree {d}" if r == 0 else "")
@@ -234,6 +271,12 @@ def degree_sae_energy(tables: dict, settings: dict, appendix: bool = False):
             )
             ax.set_xlabel("epoch" if r == len(rows) - 1 else "")
     legend_below(fig, axes[0, 0])
-    fig.suptitle("Spectral approximation error and energy per degree during training", fontsize=9)
+    drawn, total = min(n for n, _ in shown), max(n for _, n in shown)
+    faint = f"{drawn} runs" if drawn == total else f"{drawn} of {total} runs"
+    fig.suptitle(
+        "Spectral approximation error and energy per degree during training\n"
+        f"(bold: median over runs; faint: the SAE of each of {faint} per curve)",
+        fontsize=9,
+    )
     readable_log_axes(fig)
     return fig
