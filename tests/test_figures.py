@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.lines import Line2D
 
-from whcore.pipeline.figures.registry import draw_figure
+from whcore.pipeline.figures.registry import FIGURES, draw_figure
 from whcore.pipeline.figures.style import curves_of, plt
 
 SETTINGS = {
@@ -120,12 +120,21 @@ def _labelled_ticks(axis) -> list[str]:
     ]
 
 
+def test_fig5b_names_no_dataset_and_titles_the_configured_one(tables):
+    assert "fig5b_real_runtime" in FIGURES and "fig5b_gb1_runtime" not in FIGURES
+    caption = FIGURES["fig5b_real_runtime"].caption
+    assert "real.runtime_dataset" in caption and "on GB1" not in caption
+    fig = _draw("fig5b_real_runtime", tables)
+    assert "SGEMM" in fig.axes[0].get_title()
+    plt.close(fig)
+
+
 @pytest.mark.parametrize(
     "figure_id",
     [
         "fig3_degree_sae_energy",
         "fig4b_synthetic_runtime",
-        "fig5b_gb1_runtime",
+        "fig5b_real_runtime",
         "fig2_sae_evolution",
     ],
 )

@@ -48,7 +48,7 @@ def test_readme_configuration_learns_the_planted_interactions(tmp_path, snakemak
     root = tmp_path / "results" / config["run_name"]
     for figure in (
         "fig5a_real_r2",
-        "fig5b_gb1_runtime",
+        "fig5b_real_runtime",
         "figA7_real_r2_times",
         f"epistasis_{name}",
     ):

@@ -61,7 +61,8 @@ def real_r2(tables: dict, settings: dict, with_times: bool = False):
 
 
 def real_runtime(tables: dict, settings: dict):
-    """Mean training time of the selected model per method on one dataset (GB1 in the paper)."""
+    """Mean training time of the selected model per method on real.runtime_dataset (GB1 in the
+    paper), which the title names."""
     summary = tables["real_summary"]
     name = settings["runtime_dataset"]
     part = summary[summary["dataset"] == name]
