@@ -236,3 +236,10 @@ def test_fig1b_labels_draws_for_people(tables):
         assert [label.split(", ")[-1].rstrip(")") for label in labels] == expected
         assert not any("draw0" in label or "draw1" in label for label in labels)
         plt.close(fig)
+
+
+def test_draws_are_numbered_from_one_in_every_figure():
+    from whcore.pipeline.figures.style import draw_label
+
+    assert draw_label("draw0") == draw_label(0) == "draw 1"
+    assert draw_label(2) == "draw 3" and draw_label("target") == "target"

@@ -116,11 +116,11 @@ def heatmap_grid_width(panels: int) -> float:
     return max(PAGE_WIDTH, 0.75 * panels + 1.0)
 
 
-def draw_label(dataset: str) -> str:
-    """A spectrum target's id ('draw0') as a figure prints it ('draw 1': draws are numbered
-    from 1 in figures; spectrum.figure_draw = 0 is draw 1)."""
-    number = dataset.removeprefix("draw")
-    return f"draw {int(number) + 1}" if number.isdigit() else dataset
+def draw_label(draw: str | int) -> str:
+    """A g* draw, by number (0) or as a spectrum target's id ('draw0'), as a figure prints it
+    ('draw 1': draws are numbered from 1 in figures; spectrum.figure_draw = 0 is draw 1)."""
+    number = str(draw).removeprefix("draw")
+    return f"draw {int(number) + 1}" if number.isdigit() else str(draw)
 
 
 def subplots(rows: int = 1, cols: int = 1, **kwargs):

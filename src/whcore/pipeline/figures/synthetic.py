@@ -5,6 +5,7 @@ from __future__ import annotations
 from .style import (
     PAGE_WIDTH,
     curves_of,
+    draw_label,
     legend_below,
     readable_log_axes,
     subplots,
@@ -40,7 +41,7 @@ def synthetic_r2(tables: dict, settings: dict, appendix: bool = False):
                     lw=1,
                     capsize=2,
                 )
-            ax.set_title(f"n = {n}" + (f", draw {draw}" if appendix else ""))
+            ax.set_title(f"n = {n}" + (f", {draw_label(draw)}" if appendix else ""))
             ax.set_xlabel("c (train size = c · 25n)" if r == len(draws) - 1 else "")
             ax.set_ylabel("test $R^2$" if c == 0 else "")
     legend_below(fig, axes[0, 0])
