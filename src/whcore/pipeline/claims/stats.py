@@ -184,7 +184,11 @@ def describe_effect(cells: pd.DataFrame, what: str) -> tuple[str, str, str]:
     uncertainty = f"95% CI of the per-cell means: ±{half:.4f} (median over cells)"
     low, high = int(finite["units"].min()), int(finite["units"].max())
     span = f"{low}" if low == high else f"{low}-{high}"
-    units = f"{span} independent units (subsamples) per cell, {len(cells)} cells"
+    plural = "" if high == 1 else "s"
+    cells_word = "cell" if len(cells) == 1 else "cells"
+    units = (
+        f"{span} independent unit{plural} (subsample{plural}) per cell, {len(cells)} {cells_word}"
+    )
     return effect, uncertainty, units
 
 
