@@ -348,3 +348,12 @@ def test_report_quotes_the_paper_and_lists_units(tmp_path):
     assert "independent units (subsamples) per cell" in report
     assert "after correction over all claims" in report
     assert "table synthetic_selected not built" in report
+
+
+def test_overfitting_claim_with_hashwh_missing_from_a_train_size():
+    tables = spectrum_tables(0.2)
+    epochs = tables["spectrum_epochs"]
+    tables["spectrum_epochs"] = epochs[~((epochs["variant"] == "hashwh_b8") &
+                                         (epochs["train_size"] == 100))]  # fmt: skip
+    claim = next(c for c in spectrum_claims(tables) if c.id.endswith("overfits_low_degrees"))
+    assert claim.verdict == UNSURE  # the standard network rises, HashWH untested at one size
