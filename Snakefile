@@ -5,7 +5,8 @@ import sys
 
 from snakemake.utils import min_version
 
-from whcore.pipeline.contract import ConfigError, read_yaml
+from whcore.pipeline.canonical import read_yaml
+from whcore.pipeline.config import ConfigError
 
 min_version("9.0")
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from whcore.pipeline.contract import ConfigError, validate_config
+from whcore.pipeline.config import ConfigError, validate_config
 
 ROOT = Path(__file__).parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -129,7 +129,7 @@ def test_memory_limit_follows_the_estimate():
     """The check compares the footprint estimate with the limit it is given: a limit just
     below a job's estimate refuses it, one at the estimate accepts it."""
     from whcore.core.footprint import penalty_points, training_bytes
-    from whcore.pipeline.contract import _check_memory
+    from whcore.pipeline.config import _check_memory
 
     exp = {"seeds": [0, 1], "methods": {"hashwh": {"b": [8], "lam": [0.1, 1.0]}},
            "training": {"width": 2, "batch_size": 16}}  # fmt: skip

@@ -7,14 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from whcore.pipeline.contract import (
-    Contract,
-    canonical,
-    canonical_json,
-    load_contract,
-    method_grid,
-    param_tag,
-)
+from whcore.pipeline.canonical import canonical, canonical_json, method_grid, param_tag
+from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.figures.registry import FIGURES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -216,7 +216,7 @@ OWN = "{train_sizes: [10], val_size: rest, test_size: rest"
 def test_config_keys_of_a_user_dataset_are_checked_in_one_line(entry, key, words):
     from test_config import changed, validate
 
-    from whcore.pipeline.contract import ConfigError
+    from whcore.pipeline.config import ConfigError
 
     config = changed("real.datasets", entry)
     config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))

@@ -9,11 +9,11 @@ rule aggregate_spectrum:
     output:
         update(aggregate_outputs("spectrum")),
     log:
-        f"{LAYOUT.logs}/aggregate/spectrum.log",
+        LAYOUT.aggregate_log("spectrum"),
     conda:
         ENV
     params:
-        spec=spec_of_output(aggregate_outputs("spectrum")[0]),
+        spec=CONTRACT.spec_of(aggregate_outputs("spectrum")[0]),
     shell:
         aggregate_shell("spectrum")
 
@@ -25,11 +25,11 @@ rule aggregate_synthetic:
     output:
         update(aggregate_outputs("synthetic")),
     log:
-        f"{LAYOUT.logs}/aggregate/synthetic.log",
+        LAYOUT.aggregate_log("synthetic"),
     conda:
         ENV
     params:
-        spec=spec_of_output(aggregate_outputs("synthetic")[0]),
+        spec=CONTRACT.spec_of(aggregate_outputs("synthetic")[0]),
     shell:
         aggregate_shell("synthetic")
 
@@ -41,11 +41,11 @@ rule aggregate_real:
     output:
         update(aggregate_outputs("real")),
     log:
-        f"{LAYOUT.logs}/aggregate/real.log",
+        LAYOUT.aggregate_log("real"),
     conda:
         ENV
     params:
-        spec=spec_of_output(aggregate_outputs("real")[0]),
+        spec=CONTRACT.spec_of(aggregate_outputs("real")[0]),
     shell:
         aggregate_shell("real")
 
@@ -53,24 +53,24 @@ rule aggregate_real:
 rule claims:
     """Check the paper's claims against the tables (claims.md, claims.json) with the provenance."""
     input:
-        CONTRACT.job(f"{LAYOUT.claims}.md").inputs,
+        CONTRACT.inputs_of(LAYOUT.claims_md),
     output:
         md=report(
-            f"{LAYOUT.claims}.md",
+            LAYOUT.claims_md,
             caption="../report/claims.rst",
             category="Claims and provenance",
         ),
-        json=f"{LAYOUT.claims}.json",
+        json=LAYOUT.claims_json,
         provenance=report(
-            f"{LAYOUT.root}/provenance.tsv",
+            LAYOUT.provenance,
             caption="../report/provenance.rst",
             category="Claims and provenance",
         ),
     log:
-        f"{LAYOUT.logs}/claims.log",
+        LAYOUT.claims_log,
     conda:
         ENV
     params:
-        spec=spec(f"{LAYOUT.claims}.md"),
+        spec=CONTRACT.spec_of(LAYOUT.claims_md),
     shell:
         "whcore claims --spec {params.spec:q} --tables {input:q} > {log:q} 2>&1"

@@ -4,7 +4,7 @@
 rule ablation:
     """Prune a random forest's exact spectrum by degree and by amplitude (Figure 5c)."""
     input:
-        Layout.DATA,
+        LAYOUT.DATA,
     output:
         table("ablation_{dataset}"),
     log:
@@ -26,7 +26,7 @@ rule ablation:
 rule entacmaea_energy:
     """Exact spectrum of Entacmaea: energy per degree of the top coefficients (Figure 5d)."""
     input:
-        Layout.data("entacmaea"),
+        LAYOUT.data("entacmaea"),
     output:
         table("entacmaea_energy"),
     log:

@@ -1,5 +1,6 @@
-# Configuration and the job contract. Every path and every spec comes from
-# whcore.pipeline.contract; rules only name a pattern and ask for the job's spec by it.
+# Configuration and the job contract. Every path comes from whcore.pipeline.layout (LAYOUT)
+# and every spec from whcore.pipeline.contract: a rule names its output pattern and asks for
+# the job's spec and inputs by it (CONTRACT.spec_of, CONTRACT.inputs_of).
 import hashlib
 import os
 import re
@@ -9,18 +10,15 @@ from pathlib import Path
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import mirror_warning
-from whcore.pipeline.contract import (
-    AGGREGATE_TABLES,
-    BASELINE_FAMILIES,
-    ConfigError,
-    Layout,
-    job_environment,
-    load_contract,
-    user_datasets,
-)
+from whcore.pipeline.config import ConfigError, user_datasets
+from whcore.pipeline.contract import AGGREGATE_TABLES, BASELINE_FAMILIES, load_contract
 from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.deploy import conda_env_file
-from whcore.pipeline.environment import EnvironmentValueError, check_environment
+from whcore.pipeline.environment import (
+    EnvironmentValueError,
+    check_environment,
+    job_environment,
+)
 from whcore.pipeline.guards import hold_run_lock
 
 
@@ -66,10 +64,14 @@ def alternatives(names):
 # learned epistasis is analysed: each its own rules' constraint, disjoint from the registry's.
 USER_DATASETS = alternatives(user_datasets(config) if config["real"]["enabled"] else [])
 USER_DOWNLOADS = alternatives(
-    job.labels["dataset"] for job in CONTRACT.jobs.values() if job.kind == "download_user"
+    job.labels["dataset"]
+    for job in CONTRACT.jobs.values()
+    if job.kind == "download_user"
 )
 EPISTASIS_DATASETS = alternatives(
-    job.labels["dataset"] for job in CONTRACT.jobs.values() if job.kind == "epistasis_figure"
+    job.labels["dataset"]
+    for job in CONTRACT.jobs.values()
+    if job.kind == "epistasis_figure"
 )
 EPISTASIS_FIGURE_CODE = hashlib.sha256(
     b"".join(
@@ -81,17 +83,6 @@ EPISTASIS_FIGURE_CODE = hashlib.sha256(
 
 def table(name):
     return LAYOUT.table_path(name)
-
-
-def spec(path):
-    """The spec of the job writing ``path`` (for rules without wildcards)."""
-    return CONTRACT.job(path).spec_json
-
-
-def spec_of_output(path):
-    """``spec(path)`` as a params function of the wildcards only, looked up when the job is
-    planned (a function of `output` would not be tracked by Snakemake)."""
-    return lambda wildcards: spec(path)
 
 
 def raw_file(wildcards):
@@ -129,7 +120,7 @@ def aggregate_shell(experiment):
 
 
 def figure_stem(figure_id):
-    return LAYOUT.figure.format(figure=figure_id)
+    return LAYOUT.figure_stem(figure_id)
 
 
 def figure_summary(figure_id, width=80):

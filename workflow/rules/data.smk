@@ -12,9 +12,9 @@ localrules:
 rule download:
     """Fetch a dataset's raw file: the data mirror first, then its pinned URLs (sha256-checked)."""
     output:
-        "resources/raw/{dataset}/{filename}",
+        LAYOUT.RAW,
     log:
-        "logs/download/{dataset}/{filename}.log",
+        LAYOUT.DOWNLOAD_LOG,
     wildcard_constraints:
         dataset="|".join(REGISTRY),
         filename="|".join(re.escape(spec.file) for spec in REGISTRY.values()),
@@ -29,9 +29,9 @@ rule binarize:
     input:
         raw_file,
     output:
-        "resources/data/{dataset}.parquet",
+        LAYOUT.DATA,
     log:
-        "logs/binarize/{dataset}.log",
+        LAYOUT.BINARIZE_LOG,
     wildcard_constraints:
         dataset="|".join(REGISTRY),
     conda:

@@ -9,7 +9,7 @@ for figure_id in CONTRACT.figures():
         name:
             figure_id
         input:
-            tables=CONTRACT.job(f"{figure_stem(figure_id)}.pdf").inputs,
+            tables=CONTRACT.inputs_of(f"{figure_stem(figure_id)}.pdf"),
         output:
             pdf=f"{figure_stem(figure_id)}.pdf",
             png=report(
@@ -19,11 +19,11 @@ for figure_id in CONTRACT.figures():
                 labels={"figure": figure_id, "run": config["run_name"]},
             ),
         log:
-            f"{LAYOUT.logs}/figures/{figure_id}.log",
+            LAYOUT.figure_log(figure_id),
         conda:
             ENV
         params:
-            spec=spec(f"{figure_stem(figure_id)}.pdf"),
+            spec=CONTRACT.spec_of(f"{figure_stem(figure_id)}.pdf"),
             code=FIGURES[figure_id].code,
             figure=figure_id,
             run=config["run_name"],

@@ -32,7 +32,7 @@ rule train:
         "whcore train --spec {params.spec:q} --threads {threads} > {log:q} 2>&1"
 
 
-SPECTRUM_RECORDS = LAYOUT.records.replace("{experiment}", "spectrum")
+SPECTRUM_RECORDS = LAYOUT.records_of("spectrum")
 
 
 use rule train as train_spectrum with:
@@ -41,7 +41,7 @@ use rule train as train_spectrum with:
         CONTRACT.inputs_of(SPECTRUM_RECORDS),
     output:
         records=directory(SPECTRUM_RECORDS),
-        spectra=directory(LAYOUT.spectra.replace("{experiment}", "spectrum")),
+        spectra=directory(LAYOUT.spectra_of("spectrum")),
     log:
         LAYOUT.log(SPECTRUM_RECORDS),
     wildcard_constraints:

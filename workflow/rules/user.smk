@@ -9,15 +9,15 @@ localrules:
 rule download_user:
     """Fetch your dataset's file from its url (mirror first, sha256-checked)."""
     output:
-        Layout.RAW,
+        LAYOUT.RAW,
     log:
-        "logs/download/{dataset}/{filename}.log",
+        LAYOUT.DOWNLOAD_LOG,
     wildcard_constraints:
         dataset=USER_DOWNLOADS,
     conda:
         ENV
     params:
-        spec=CONTRACT.spec_of(Layout.RAW),
+        spec=CONTRACT.spec_of(LAYOUT.RAW),
     shell:
         "whcore download-user --spec {params.spec:q} > {log:q} 2>&1"
 
@@ -25,11 +25,11 @@ rule download_user:
 rule binarize_user:
     """Binarize your dataset (ProteinGym, sequences or 0/1 table) into its design matrix."""
     input:
-        CONTRACT.inputs_of(Layout.DATA),
+        CONTRACT.inputs_of(LAYOUT.DATA),
     output:
-        Layout.DATA,
+        LAYOUT.DATA,
     log:
-        "logs/binarize/{dataset}.log",
+        LAYOUT.BINARIZE_LOG,
     wildcard_constraints:
         dataset=USER_DATASETS,
     conda:
@@ -37,7 +37,7 @@ rule binarize_user:
     resources:
         mem_mb=4000,
     params:
-        spec=CONTRACT.spec_of(Layout.DATA),
+        spec=CONTRACT.spec_of(LAYOUT.DATA),
     shell:
         "whcore binarize-user --spec {params.spec:q} > {log:q} 2>&1"
 
@@ -45,7 +45,7 @@ rule binarize_user:
 rule epistasis:
     """Spectra of the selected standard and HashWH networks: top interactions, energy by degree."""
     input:
-        data=Layout.DATA,
+        data=LAYOUT.DATA,
         selected=table("real_selected"),
     output:
         interactions=table("epistasis_{dataset}"),
@@ -81,7 +81,7 @@ rule epistasis_figure:
             labels={"dataset": "{dataset}", "run": config["run_name"]},
         ),
     log:
-        f"{LAYOUT.logs}/figures/epistasis_{{dataset}}.log",
+        LAYOUT.figure_log("epistasis_{dataset}"),
     wildcard_constraints:
         dataset=EPISTASIS_DATASETS,
     conda:

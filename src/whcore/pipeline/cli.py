@@ -18,6 +18,7 @@ from .. import __version__
 from ..data import datasets
 from .environment import check_environment
 from .guards import die_with, parent_from_environment
+from .layout import Layout
 from .provenance import provenance
 from .spec import read_spec
 
@@ -344,16 +345,14 @@ def _not_an_output(contract, path: str, args) -> ValueError:
     """One line: why ``path`` names no job of the config, what is near, how to list them."""
     import difflib
 
-    from .contract import Layout
-
     root = contract.layout.root
     listing = f"`whcore spec {args.config} --list` lists all {len(contract.all_outputs())}"
-    if path.startswith(("resources/raw/", "resources/data/")) or path == "resources":
+    if Layout.is_resource(path):
         return ValueError(
             f"{path}: data files come from `whcore download` / `whcore binarize` (no spec: "
             f"they take the dataset's name, e.g. {Layout.data('gb1')}); {listing}"
         )
-    if path.startswith("results/") and not path.startswith(root + "/"):
+    if contract.layout.is_other_run(path):
         why = f"this config's outputs are under {root}/ (run_name: {contract.layout.run})"
     else:
         why = f"no job of {args.config} writes it"

@@ -1,4 +1,5 @@
-"""The environment variables whcore reads, each checked at a command's start.
+"""The environment variables whcore reads, each checked at a command's start, and those the
+workflow sets for its jobs.
 
 A bad value is refused in one line naming the variable, the value and the fix, instead of a
 traceback from wherever the value is first used.
@@ -8,9 +9,13 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 
-__all__ = ["EnvironmentValueError", "VARIABLES", "check_environment"]
+from .guards import PARENT_ENV
+
+__all__ = ["EnvironmentValueError", "VARIABLES", "check_environment", "job_environment"]
 
 
 class EnvironmentValueError(ValueError):
@@ -37,3 +42,20 @@ def check_environment(environ: Mapping[str, str] | None = None) -> None:
             raise EnvironmentValueError(
                 f"environment variable {name}={value!r}: use {allowed}, or unset it"
             )
+
+
+def job_environment(config: dict, snakemake_pid: int) -> dict[str, str]:
+    """What the jobs of ``config`` read from the environment: settings that never change a
+    result (device, progress-log frequency, the data mirror) and so are no part of any spec,
+    the Snakemake process a training job stops with (``guards.die_with``), and a PATH that
+    finds the `whcore` command installed beside this interpreter (`.venv/bin/snakemake` works
+    without activating the environment)."""
+    env = {
+        "WHCORE_DEVICE": config["device"],
+        "WHCORE_LOG_EVERY": str(config["log_every"]),
+        PARENT_ENV: str(snakemake_pid),
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+    }
+    if config["data_mirror"]:
+        env["WHCORE_DATA_MIRROR"] = config["data_mirror"]
+    return env

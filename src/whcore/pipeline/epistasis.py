@@ -23,7 +23,7 @@ from ..core.spright import decode, design, sample_values
 from ..core.training import Member, TrainConfig, train_members
 from ..core.wht import int_to_bits
 from ..data.loading import load_job_data
-from .contract import canonical
+from .canonical import canonical
 
 __all__ = [
     "energy_by_degree",

@@ -17,7 +17,7 @@ from ..core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metr
 from ..core.training import TrainConfig, train_grid
 from ..data.loading import load_job_data
 from ..data.synthetic import SparseTarget
-from .contract import param_tag
+from .canonical import param_tag
 
 __all__ = ["ConfigResult", "config_file", "run_job"]
 

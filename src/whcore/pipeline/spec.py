@@ -35,7 +35,7 @@ from pathlib import Path
 import jsonschema
 
 from ..core.methods import METHOD_INFO, PRECISIONS, configuration_schema
-from .contract import param_tag, read_yaml
+from .canonical import param_tag, read_yaml
 
 __all__ = [
     "SPEC_SCHEMA",
