@@ -46,6 +46,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from whcore.pipeline.jobs import run_job
+from whcore.pipeline.spec import TrainSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_jobs import materialize, paper_contract  # noqa: E402
@@ -63,9 +64,9 @@ def cell_jobs(contract, experiment: str, epochs: int, tmp: Path, methods) -> lis
     for job in contract.jobs.values():
         if job.kind != "train" or job.labels["experiment"] != experiment:
             continue
-        if methods and job.spec["method"] not in methods:
+        if methods and job.spec.method not in methods:
             continue
-        spec, labels = job.spec, job.spec["labels"]
+        spec, labels = job.spec.to_dict(), job.spec.labels
         found = {**labels, **{k: spec["data"][k] for k in ("train_size", "data_seed")}}
         if all(found.get(k) == v for k, v in want.items()):
             spec = materialize(contract, spec, tmp)
@@ -121,9 +122,9 @@ def arithmetic_rate(spec: dict, device: str, epochs: int = 2) -> float:
     spec = copy.deepcopy(spec)
     spec["training"]["epochs"] = epochs
     with FlopCounterMode(display=False) as counter:
-        run_job(spec, device, log=lambda msg: None)
+        run_job(TrainSpec.from_dict(spec), device, log=lambda msg: None)
     start = time.perf_counter()
-    run_job(spec, device, log=lambda msg: None)
+    run_job(TrainSpec.from_dict(spec), device, log=lambda msg: None)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     return counter.get_total_flops() / (time.perf_counter() - start)

@@ -37,6 +37,7 @@ import torch
 from whcore.data.synthetic import degree_ladder, random_sparse
 from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.jobs import run_job
+from whcore.pipeline.spec import TrainSpec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -50,7 +51,7 @@ def timed(spec: dict, epochs: int, device: str) -> float:
         spec["training"]["seeds"] = spec["training"]["seeds"][:1]
         spec["grid"] = spec["grid"][:1]
     start = time.perf_counter()
-    run_job(spec, device, log=lambda msg: None)
+    run_job(TrainSpec.from_dict(spec), device, log=lambda msg: None)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     return time.perf_counter() - start
@@ -73,7 +74,7 @@ def materialize(contract: Contract, spec: dict, tmp: Path) -> dict | None:
     spec = copy.deepcopy(spec)
     data = spec["data"]
     if data["source"] == "synthetic":
-        target = contract.jobs[data["path"]].spec
+        target = contract.jobs[data["path"]].spec.to_dict()
         path = tmp / data["path"].replace("/", "_")
         if not path.exists():
             g = (
@@ -97,12 +98,12 @@ def job_groups(contract: Contract, methods=()) -> list[tuple[tuple, list]]:
     table there."""
     groups = defaultdict(list)
     for job in contract.jobs.values():
-        if job.kind == "train" and (not methods or job.spec["method"] in methods):
+        if job.kind == "train" and (not methods or job.spec.method in methods):
             experiment = job.labels["experiment"]
-            dataset = job.spec["labels"]["dataset"] if experiment == "real" else ""
-            group = Path(job.spec["outputs"]["records"]).parent.name  # b7, m7, default
-            stacked = "stacked" if job.spec["training"]["vectorize"] else "one by one"
-            groups[(experiment, dataset, job.spec["method"], group, stacked)].append(job)
+            dataset = job.spec.labels["dataset"] if experiment == "real" else ""
+            group = Path(job.spec.outputs["records"]).parent.name  # b7, m7, default
+            stacked = "stacked" if job.spec.training["vectorize"] else "one by one"
+            groups[(experiment, dataset, job.spec.method, group, stacked)].append(job)
     return sorted(groups.items(), key=lambda kv: (kv[0][2] == "ens", kv[0]))
 
 
@@ -110,11 +111,11 @@ def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path, single_ru
     """A group's jobs, a representative job's fixed and per-epoch seconds, the job's and the
     group's hours (None when the job's dataset is missing)."""
     experiment, dataset, method, group, stacked = key
-    jobs = sorted(jobs, key=lambda j: j.spec["data"]["train_size"])
+    jobs = sorted(jobs, key=lambda j: j.spec.data.train_size)
     job = jobs[len(jobs) // 2]
-    spec = materialize(contract, job.spec, tmp)
+    spec = materialize(contract, job.spec.to_dict(), tmp)
     if spec is None:
-        print(f"skip {experiment}/{dataset}/{method}: {job.spec['data']['path']} missing")
+        print(f"skip {experiment}/{dataset}/{method}: {job.spec.data.path} missing")
         return None
     warm_up = timed(spec, 1, device)  # also warms file caches, allocator, kernels
     if warm_up > single_run_above:
@@ -133,7 +134,7 @@ def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path, single_ru
         "group": group,
         "training": stacked,
         "jobs": len(jobs),
-        "example": job.spec["outputs"]["records"],
+        "example": job.spec.outputs["records"],
         "networks": networks(spec),
         "per_epoch_s": round(per_epoch * scale, 3),
         "fixed_s": round(fixed, 2),

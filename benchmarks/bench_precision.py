@@ -26,6 +26,7 @@ from bench_grouped import CELLS, cell_jobs  # noqa: E402
 from bench_jobs import paper_contract  # noqa: E402
 
 from whcore.pipeline.jobs import run_job  # noqa: E402
+from whcore.pipeline.spec import TrainSpec  # noqa: E402
 
 GROUPS = {"spectrum": 7, "synthetic": 10}  # the HashWH b of each experiment's job
 
@@ -56,13 +57,15 @@ def main() -> None:
         ]  # fmt: skip
         warm_up = copy.deepcopy(spec)
         warm_up["training"]["epochs"] = 1  # allocator, kernels, BLAS handles: not in the times
-        run_job(warm_up, args.device, log=lambda msg: None)
+        run_job(TrainSpec.from_dict(warm_up), args.device, log=lambda msg: None)
         scores = {}
         for precision in precisions:
             run = copy.deepcopy(spec)
             run["training"]["precision"] = precision
             start = time.perf_counter()
-            scores[precision] = best_test_r2(run_job(run, args.device, log=lambda msg: None))
+            scores[precision] = best_test_r2(
+                run_job(TrainSpec.from_dict(run), args.device, log=lambda msg: None)
+            )
             seconds = time.perf_counter() - start
             fp32 = scores["fp32"]
             rows.append({

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
+from whcore.core.settings import TrainConfig
 from whcore.pipeline.canonical import canonical, canonical_json, method_grid, param_tag
 from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.figures.registry import FIGURES
+from whcore.pipeline.spec import (
+    KINDS,
+    AblationSpec,
+    FigureSpec,
+    SpecError,
+    TargetSpec,
+    training_defaults,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
@@ -62,7 +74,7 @@ def test_every_job_kind_of_the_tiny_config():
     kinds = {}
     for path, job in jobs.items():
         kinds[job.kind] = kinds.get(job.kind, 0) + 1
-        outputs = dict(job.spec["outputs"])
+        outputs = dict(job.spec.outputs)
         if job.kind == "figure":
             outputs["pdf"] = f"{outputs.pop('stem')}.pdf"
         assert path in outputs.values() and path.startswith("results/tiny/"), path
@@ -82,10 +94,10 @@ def test_every_job_kind_of_the_tiny_config():
 
 def test_a_spec_holds_what_determines_the_result_only():
     train = next(job for job in contract().jobs.values() if job.kind == "train")
-    assert set(train.spec) == {"labels", "method", "grid", "data", "training", "spectrum",
+    assert set(train.spec.to_dict()) == {"labels", "method", "grid", "data", "training", "spectrum",
                                "outputs"}  # fmt: skip
-    assert "device" not in train.spec["training"] and "log_every" not in train.spec["training"]
-    assert train.spec["training"]["lr"] == 0.01  # defaults filled: one spec per job
+    assert "device" not in train.spec.training and "log_every" not in train.spec.training
+    assert train.spec.training["lr"] == 0.01  # defaults filled: one spec per job
     same = contract(device="cuda", log_every=1, train_threads=2, data_mirror="/elsewhere")
     assert {p: j.spec_json for p, j in same.jobs.items()} == {
         p: j.spec_json for p, j in contract().jobs.items()
@@ -94,9 +106,9 @@ def test_a_spec_holds_what_determines_the_result_only():
 
 def test_networks_and_baselines_read_the_same_split():
     jobs = list(contract().jobs.values())
-    splits = [j.spec["data"] for j in jobs if j.kind == "train"]
+    splits = [j.spec.data for j in jobs if j.kind == "train"]
     for job in (j for j in jobs if j.kind == "baselines"):
-        assert job.spec["data"] in splits, job.spec["data"]
+        assert job.spec.data in splits, job.spec.data
 
 
 def test_run_names_separate_outputs_and_unknown_paths_are_named():
@@ -119,26 +131,24 @@ def test_the_ens_decoder_is_a_grid_parameter():
     assert "decoder" not in params_r  # the default stays implicit: the same job as before
     assert param_tag(params_ref) == "decoderreference_lam0.1_m3_rho0.1"
     jobs = contract(**{"spectrum.methods.ens.decoder": ["reference"]}).jobs.values()
-    specs = [j.spec for j in jobs if j.kind == "train" and j.spec["method"] == "ens"
+    specs = [j.spec for j in jobs if j.kind == "train" and j.spec.method == "ens"
              and j.labels["experiment"] == "spectrum"]  # fmt: skip
-    assert specs and all(s["grid"][0]["decoder"] == "reference" for s in specs)
+    assert specs and all(s.grid[0]["decoder"] == "reference" for s in specs)
 
 
 def test_one_job_trains_the_weights_of_a_method_and_b_together():
     """The paper grid: every lam (and rho) of one method and b, every seed, in one job; the
     training jobs number in the low thousands (15,020 configurations)."""
     jobs = [j for j in paper_contract().jobs.values() if j.kind == "train"]
-    assert sum(len(j.spec["grid"]) for j in jobs) == 15020
+    assert sum(len(j.spec.grid) for j in jobs) == 15020
     assert len(jobs) == 5 * 5 * 4 * 6 + 3 * 3 * 8 * 5 * 5 + 3 * 10 * 5 * 5 + 10 * 5 * 6
-    hashwh = next(j for j in jobs if j.spec["method"] == "hashwh")
-    assert [(p["b"], p["lam"]) for p in hashwh.spec["grid"]] == [
+    hashwh = next(j for j in jobs if j.spec.method == "hashwh")
+    assert [(p["b"], p["lam"]) for p in hashwh.spec.grid] == [
         (5, 0.0001), (5, 0.001), (5, 0.01), (5, 0.1)
     ]  # fmt: skip
-    assert hashwh.spec["outputs"]["records"].endswith("/hashwh/b5/size100_dseed0")
-    ens = next(j for j in jobs if j.spec["method"] == "ens")
-    assert len(ens.spec["grid"]) == 9 and ens.spec["outputs"]["records"].endswith(
-        "/m5/size100_dseed0"
-    )
+    assert hashwh.spec.outputs["records"].endswith("/hashwh/b5/size100_dseed0")
+    ens = next(j for j in jobs if j.spec.method == "ens")
+    assert len(ens.spec.grid) == 9 and ens.spec.outputs["records"].endswith("/m5/size100_dseed0")
 
 
 def test_timed_cells_train_one_model_at_a_time():
@@ -147,23 +157,75 @@ def test_timed_cells_train_one_model_at_a_time():
     jobs = [j for j in paper_contract().jobs.values() if j.kind == "train"]
     for job in jobs:
         timed = (
-            job.spec["labels"].get("draw") == 0
+            job.spec.labels.get("draw") == 0
             if job.labels["experiment"] == "synthetic"
-            else job.spec["labels"]["dataset"] == "gb1"
+            else job.spec.labels["dataset"] == "gb1"
             if job.labels["experiment"] == "real"
             else False
         )
         if timed:
-            assert job.spec["training"]["vectorize"] is False, job.spec["outputs"]
+            assert job.spec.training["vectorize"] is False, job.spec.outputs
     synthetic = [j for j in jobs if j.labels["experiment"] == "synthetic"]
-    assert any(j.spec["training"]["vectorize"] for j in synthetic)
+    assert any(j.spec.training["vectorize"] for j in synthetic)
 
 
 def test_reduced_precision_is_a_training_setting_of_the_spec():
     jobs = contract(**{"spectrum.training.precision": "bf16"}).jobs.values()
     specs = [j.spec for j in jobs if j.kind == "train" and j.labels["experiment"] == "spectrum"]
-    assert specs and all(s["training"]["precision"] == "bf16" for s in specs)
+    assert specs and all(s.training["precision"] == "bf16" for s in specs)
     others = [j.spec for j in jobs if j.kind == "train" and j.labels["experiment"] == "real"]
-    assert all(s["training"]["precision"] == "fp32" for s in others)  # the default
+    assert all(s.training["precision"] == "fp32" for s in others)  # the default
     with pytest.raises(Exception, match="precision"):
         contract(**{"spectrum.training.precision": "fp16"})
+
+
+def test_every_spec_reads_back_from_its_canonical_json():
+    for job in contract().jobs.values():
+        kind = KINDS[job.kind]
+        assert isinstance(job.spec, kind)
+        assert kind.from_dict(json.loads(job.spec_json)).to_json() == job.spec_json
+
+
+@pytest.mark.parametrize(
+    "kind,spec,message",
+    [
+        (
+            TargetSpec,
+            {"family": "x", "n": 4, "max_degree": 2, "seed": 0, "outputs": {"target": "t.json"}},
+            "field family: 'x'",
+        ),  # fmt: skip
+        (
+            TargetSpec,
+            {
+                "family": "degree_ladder",
+                "n": "4",
+                "max_degree": 2,
+                "seed": 0,
+                "outputs": {"target": "t.json"},
+            },
+            "field n: '4' is not an integer",
+        ),  # fmt: skip
+        (
+            AblationSpec,
+            {"dataset": "gb1", "data": "d", "outputs": {"table": "t"}},
+            "field train_size: missing",
+        ),  # fmt: skip
+        (
+            FigureSpec,
+            {"figure": "f", "outputs": {"stem": "s"}, "colour": 1},
+            "field colour: unknown",
+        ),
+        (FigureSpec, {"figure": "f", "outputs": {"pdf": "s"}}, "field outputs must name stem"),
+    ],
+)
+def test_a_bad_spec_of_any_kind_names_its_field(kind, spec, message):
+    with pytest.raises(SpecError, match=re.escape(f"--spec: {message}")):
+        kind.from_dict(spec)
+
+
+def test_training_defaults_are_train_configs():
+    assert training_defaults() == {
+        k: v
+        for k, v in dataclasses.asdict(TrainConfig()).items()
+        if k not in ("device", "log_every")
+    }

@@ -242,7 +242,7 @@ def test_a_config_with_only_a_user_dataset_plans_its_jobs():
     assert {"user_data", "epistasis", "epistasis_figure", "train", "figure"} <= kinds
     assert not {"target", "ablation", "entacmaea_energy", "download_user"} & kinds
     (data,) = [job for job in contract.jobs.values() if job.kind == "user_data"]
-    assert data.inputs == ("a.csv",) and data.spec["source"]["target_column"] == "DMS_score"
+    assert data.inputs == ("a.csv",) and data.spec.source["target_column"] == "DMS_score"
 
 
 def test_above_twenty_sites_the_spectrum_comes_from_spright():

@@ -19,10 +19,10 @@ import numpy as np
 import torch
 
 from .devices import pick_device
-from .methods import PRECISIONS
 from .models import MLP
 from .regularizers import Context, make_regularizer
 from .rng import derive_seed
+from .settings import TrainConfig
 
 if TYPE_CHECKING:  # pandas loads when records are built, so `import whcore` stays light
     import pandas as pd
@@ -38,30 +38,6 @@ __all__ = [
     "train_grid",
     "train_members",
 ]
-
-
-@dataclass
-class TrainConfig:
-    epochs: int = 200
-    batch_size: int = 16
-    lr: float = 0.01
-    patience: int | None = 10  # None: no early stopping (train every epoch)
-    width: float = 10
-    device: str = "auto"
-    vectorize: bool = True  # train all seeds and configurations as one stacked model
-    precision: str = "fp32"  # fp32; tf32 (CUDA matrix products) or bf16 (autocast): opt-in
-    log_every: int = 0  # print a progress line every k epochs (0: never)
-
-    def __post_init__(self):
-        for key in ("epochs", "batch_size", "patience"):
-            if getattr(self, key) is not None and int(getattr(self, key)) < 1:
-                raise ValueError(f"training.{key} must be >= 1, got {getattr(self, key)}")
-        if not self.lr > 0:
-            raise ValueError(f"training.lr must be > 0, got {self.lr}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(
-                f"training.precision must be one of {PRECISIONS}, got {self.precision!r}"
-            )
 
 
 @dataclass

@@ -14,13 +14,17 @@ rows' character matrix serves every step of both orders (``SparseSpectrum.predic
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..core.rng import derive_seed, stable_permutation
 
-__all__ = ["ORDERS", "deletion_order", "prune_scores", "run_ablation"]
+if TYPE_CHECKING:
+    from .spec import AblationSpec
+
+__all__ = ["ORDERS", "ablation_job", "deletion_order", "prune_scores", "run_ablation"]
 
 ORDERS = ("degree", "amplitude")
 
@@ -142,6 +146,19 @@ def run_ablation(
         )
     )
     return table.assign(**info), info
+
+
+def ablation_job(spec: AblationSpec, threads: int = 1, log=print) -> tuple[pd.DataFrame, dict]:
+    """An ablation job's table (its dataset's name in a first column) and summary numbers."""
+    from ..data.loading import read_table
+
+    x, y = read_table(spec.data)
+    table, info = run_ablation(
+        x, y, spec.train_size, spec.test_size, spec.max_depth, spec.n_trees, spec.steps,
+        spec.seed, spec.standardize, threads, log=log,
+    )  # fmt: skip
+    table.insert(0, "dataset", spec.dataset)
+    return table, info
 
 
 def _timed(fn, *args):

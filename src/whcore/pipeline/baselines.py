@@ -13,11 +13,15 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..core.rng import derive_seed
+
+if TYPE_CHECKING:
+    from .spec import BaselinesSpec
 
 __all__ = [
     "FAMILIES",
@@ -25,6 +29,7 @@ __all__ = [
     "grid_points",
     "make_model",
     "fit_grid",
+    "baselines_job",
     "run_baselines",
     "select_best",
 ]
@@ -137,6 +142,15 @@ def run_baselines(
     data = split_data(x, y, train_size, val_size, test_size, data_seed, standardize)
     records = fit_grid(data, family, grid, data_seed, threads, log)
     return records.assign(dataset=dataset, train_size=train_size, data_seed=data_seed)
+
+
+def baselines_job(spec: BaselinesSpec, threads: int = 1, log=print) -> pd.DataFrame:
+    """A baselines job's records: its family's grid on its split."""
+    split = spec.data
+    return run_baselines(
+        split.path, spec.family, split.train_size, split.val_size, split.test_size,
+        split.data_seed, split.standardize, spec.grid, threads, spec.dataset, log=log,
+    )  # fmt: skip
 
 
 def select_best(records: pd.DataFrame) -> pd.DataFrame:

@@ -20,7 +20,20 @@ from .environment import check_environment
 from .guards import die_with, parent_from_environment
 from .layout import Layout
 from .provenance import provenance
-from .spec import read_spec
+from .spec import (
+    AblationSpec,
+    AggregateSpec,
+    BaselinesSpec,
+    ClaimsSpec,
+    DownloadUserSpec,
+    EntacmaeaEnergySpec,
+    EpistasisFigureSpec,
+    EpistasisSpec,
+    FigureSpec,
+    TargetSpec,
+    TrainSpec,
+    UserDataSpec,
+)
 
 __all__ = ["main"]
 
@@ -37,14 +50,11 @@ def _write_table(frame, path: str, meta: dict, started: float) -> None:
     write_parquet(frame, path, meta)
 
 
-def _outputs(spec: dict, *names: str) -> list[str]:
+def _outputs(spec, *names: str) -> list[str]:
     """The spec's output paths ``names``, their folders checked writable before any work."""
     from .guards import check_writable
 
-    try:
-        paths = [spec["outputs"][name] for name in names]
-    except (KeyError, TypeError):
-        raise ValueError(f"--spec: field outputs must name {', '.join(names)}") from None
+    paths = [spec.outputs[name] for name in names]
     check_writable(*paths)
     return paths
 
@@ -65,30 +75,27 @@ def _cmd_train(args) -> None:
     from ..core.io import atomic_folder, write_parquet
     from .guards import refuse_superseded
     from .jobs import config_file, run_job
-    from .spec import validate_spec
 
-    spec = validate_spec(read_spec(args.spec), "--spec")
-    outputs = spec["outputs"]
-    if "spectra" in outputs and not spec["spectrum"]:
-        raise ValueError("--spec: outputs.spectra needs spectrum: true")
+    spec = TrainSpec.read(args.spec)
+    outputs = spec.outputs
     _outputs(spec, *outputs)
     if args.threads > 0:
         import torch
 
         torch.set_num_threads(args.threads)
     device = str(choose_device(args.device, log=lambda msg: print(msg, flush=True)))
-    print(f"training {len(spec['grid'])} configuration(s) x {len(spec['training']['seeds'])} "
+    print(f"training {len(spec.grid)} configuration(s) x {len(spec.training['seeds'])} "
           f"seed(s) on {device}", flush=True)  # fmt: skip
     started = time.time()
     start = time.perf_counter()
     results = run_job(spec, device, args.log_every, log=lambda msg: print(msg, flush=True))
     meta = {
-        "spec": spec,
+        "spec": spec.to_dict(),
         "wall_time": time.perf_counter() - start,
         "provenance": provenance(device),
     }
     for path in outputs.values():
-        refuse_superseded(path, spec, started)
+        refuse_superseded(path, meta["spec"], started)
     # Spectra first: a records folder marks a finished job.
     for role in sorted(outputs, key=lambda role: role == "records"):
         with atomic_folder(outputs[role]) as folder:
@@ -140,20 +147,12 @@ def _cmd_synthetic(args) -> None:
     from ..core.io import atomic_path
     from ..data.synthetic import degree_ladder, random_sparse
 
-    spec = read_spec(args.spec)
+    spec = TargetSpec.read(args.spec)
     (out,) = _outputs(spec, "target")
-    try:
-        family, n, max_degree, seed = (spec[k] for k in ("family", "n", "max_degree", "seed"))
-    except KeyError as err:
-        raise ValueError(f"--spec: field {err.args[0]} is missing") from None
-    if family == "degree_ladder":
-        target = degree_ladder(n, max_degree, seed)
-    elif family == "random_sparse":
-        if spec.get("k") is None:
-            raise ValueError("--spec: family random_sparse needs k (the number of frequencies)")
-        target = random_sparse(n, spec["k"], max_degree, seed)
+    if spec.family == "degree_ladder":
+        target = degree_ladder(spec.n, spec.max_degree, spec.seed)
     else:
-        raise ValueError(f"--spec: field family: {family!r} is not degree_ladder or random_sparse")
+        target = random_sparse(spec.n, spec.k, spec.max_degree, spec.seed)
     with atomic_path(out) as tmp:
         target.to_json(tmp)
     print(f"wrote {out}: n = {target.n}, k = {target.k}, degrees {target.degrees.tolist()}")
@@ -163,27 +162,14 @@ def _cmd_synthetic(args) -> None:
 
 
 def _cmd_baselines(args) -> None:
-    from .baselines import run_baselines, select_best
+    from .baselines import baselines_job, select_best
 
-    spec = read_spec(args.spec)
+    spec = BaselinesSpec.read(args.spec)
     (out,) = _outputs(spec, "records")
-    data = spec["data"]
     started, start = time.time(), time.perf_counter()
-    records = run_baselines(
-        data["path"],
-        spec["family"],
-        data["train_size"],
-        data["val_size"],
-        data["test_size"],
-        data["data_seed"],
-        data["standardize"],
-        spec["grid"],
-        args.threads,
-        spec["dataset"],
-        log=lambda m: print(m, flush=True),
-    )
+    records = baselines_job(spec, args.threads, log=lambda m: print(m, flush=True))
     meta = {
-        "spec": spec,
+        "spec": spec.to_dict(),
         "threads": args.threads,
         "wall_time": time.perf_counter() - start,
         "provenance": provenance(),
@@ -197,75 +183,43 @@ def _cmd_baselines(args) -> None:
 
 
 def _cmd_ablation(args) -> None:
-    from ..data.loading import read_table
-    from .ablation import run_ablation
+    from .ablation import ablation_job
 
-    spec = read_spec(args.spec)
+    spec = AblationSpec.read(args.spec)
     (out,) = _outputs(spec, "table")
     started = time.time()
-    x, y = read_table(spec["data"])
-    table, info = run_ablation(
-        x,
-        y,
-        spec["train_size"],
-        spec["test_size"],
-        spec["max_depth"],
-        spec["n_trees"],
-        spec["steps"],
-        spec["seed"],
-        spec.get("standardize", True),
-        args.threads,
-        log=lambda m: print(m, flush=True),
-    )
-    table.insert(0, "dataset", spec["dataset"])
-    _write_table(table, out, {"spec": spec, **info, "provenance": provenance()}, started)
+    table, info = ablation_job(spec, args.threads, log=lambda m: print(m, flush=True))
+    meta = {"spec": spec.to_dict(), **info, "provenance": provenance()}
+    _write_table(table, out, meta, started)
     print(f"wrote {out}: {len(table)} rows")
 
 
 def _cmd_entacmaea_energy(args) -> None:
-    from .entacmaea import write_energy_tables
+    from .entacmaea import energy_job
 
-    spec = read_spec(args.spec)
-    (out,) = _outputs(spec, "table")
-    top = spec.get("top", 100)
-    table = write_energy_tables(
-        spec["data"],
-        out,
-        top,
-        spec["outputs"].get("coefficients"),
-        spec.get("include_constant", False),
-    )
+    spec = EntacmaeaEnergySpec.read(args.spec)
+    _outputs(spec, *spec.outputs)
+    out = spec.outputs["table"]
+    table = energy_job(spec)
     shares = ", ".join(f"{d}: {f:.1%}" for d, f in zip(table["degree"], table["top_fraction"]) if f)
-    print(f"wrote {out}: top-{top} energy by degree {shares}")
+    print(f"wrote {out}: top-{spec.top} energy by degree {shares}")
 
 
 # --- aggregation, figures, claims ----------------------------------------------------------------
 
 
 def _cmd_aggregate(args) -> None:
-    from . import tables
     from .aggregate import divergence_report
+    from .tables import experiment_tables
 
-    spec = read_spec(args.spec)
+    spec = AggregateSpec.read(args.spec)
     started = time.time()
-    experiment = spec.get("experiment")
-    if experiment == "spectrum":
-        out = tables.spectrum_tables(
-            args.runs, args.spectra, args.targets, spec["figure_train_size"]
-        )
-    elif experiment == "synthetic":
-        out = tables.synthetic_tables(args.runs)
-    elif experiment == "real":
-        out = tables.real_tables(args.runs, args.baselines)
-    else:
-        raise ValueError(
-            f"--spec: field experiment: {experiment!r} is not spectrum, synthetic or real"
-        )
+    out = experiment_tables(spec, args.runs, args.spectra, args.targets, args.baselines)
     paths = _outputs(spec, *out)
     for frame, path in zip(out.values(), paths):
-        _write_table(frame, path, {"spec": spec, "provenance": provenance()}, started)
+        _write_table(frame, path, {"spec": spec.to_dict(), "provenance": provenance()}, started)
         print(f"wrote {path}: {len(frame)} rows")
-    print(divergence_report(out[f"{experiment}_selected"]))
+    print(divergence_report(out[f"{spec.experiment}_selected"]))
 
 
 def _add_aggregate(sub) -> None:
@@ -288,9 +242,9 @@ def _cmd_figure(args) -> None:
     from .figures.registry import draw_figure
     from .figures.style import save_figure
 
-    spec = read_spec(args.spec)
+    spec = FigureSpec.read(args.spec)
     (stem,) = _outputs(spec, "stem")
-    fig = draw_figure(spec["figure"], _read_tables(args.tables), spec.get("settings", {}))
+    fig = draw_figure(spec.figure, _read_tables(args.tables), spec.settings)
     for path in save_figure(fig, stem, provenance()):
         print(f"wrote {path}")
 
@@ -307,11 +261,11 @@ def _cmd_claims(args) -> None:
     from .claims import evaluate_claims, write_claims
     from .provenance import provenance_table
 
-    spec = read_spec(args.spec)
+    spec = ClaimsSpec.read(args.spec)
     md, js = _outputs(spec, "md", "json")
-    claims = evaluate_claims(_read_tables(args.tables), spec.get("settings", {}))
+    claims = evaluate_claims(_read_tables(args.tables), spec.settings)
     write_claims(claims, md, js)
-    if "provenance" in spec["outputs"]:  # what produced the tables the claims were checked on
+    if "provenance" in spec.outputs:  # what produced the tables the claims were checked on
         (path,) = _outputs(spec, "provenance")
         with atomic_path(path) as tmp:
             provenance_table(args.tables).to_csv(tmp, sep="\t", index=False)
@@ -499,21 +453,21 @@ def _add_data_commands(sub) -> None:
 def _cmd_download_user(args) -> None:
     from ..data.download import fetch, mirror_warning
 
-    spec = read_spec(args.spec)
+    spec = DownloadUserSpec.read(args.spec)
     (out,) = _outputs(spec, "raw")
     if warning := mirror_warning():
         print(warning, file=sys.stderr, flush=True)
-    path = fetch(Path(out).name, spec["sha256"], out, (spec["url"],), subdir=spec["dataset"])
-    print(f"{path}: ok (sha256 {spec['sha256']})")
+    path = fetch(Path(out).name, spec.sha256, out, (spec.url,), subdir=spec.dataset)
+    print(f"{path}: ok (sha256 {spec.sha256})")
 
 
 def _cmd_binarize_user(args) -> None:
     from ..data.custom import binarize
 
-    spec = read_spec(args.spec)
+    spec = UserDataSpec.read(args.spec)
     (out,) = _outputs(spec, "data")
     try:
-        parsed = binarize(spec["dataset"], spec["raw"], out, spec["source"])
+        parsed = binarize(spec.dataset, spec.raw, out, spec.source)
     except BaseException:
         Path(out).unlink(missing_ok=True)  # never a stale table under the name of a new one
         raise
@@ -527,7 +481,7 @@ def _cmd_epistasis(args) -> None:
     from ..core.io import write_parquet
     from .epistasis import learned_epistasis
 
-    spec = read_spec(args.spec)
+    spec = EpistasisSpec.read(args.spec)
     top_path, energy_path = _outputs(spec, "interactions", "energy")
     if args.threads > 0:
         import torch
@@ -537,7 +491,7 @@ def _cmd_epistasis(args) -> None:
     top, energy = learned_epistasis(
         spec, pd.read_parquet(args.selected), device, log=lambda msg: print(msg, flush=True)
     )
-    meta = {"spec": spec, "provenance": provenance(device)}
+    meta = {"spec": spec.to_dict(), "provenance": provenance(device)}
     write_parquet(energy, energy_path, meta)
     write_parquet(top, top_path, meta)
     for method, rows in top.groupby("method", sort=False):
@@ -548,9 +502,9 @@ def _cmd_epistasis_figure(args) -> None:
     from .figures.epistasis import epistasis_figure
     from .figures.style import save_figure
 
-    spec = read_spec(args.spec)
+    spec = EpistasisFigureSpec.read(args.spec)
     (stem,) = _outputs(spec, "stem")
-    fig = epistasis_figure(_read_tables(args.tables), spec)
+    fig = epistasis_figure(_read_tables(args.tables), spec.to_dict())
     for path in save_figure(fig, stem, provenance()):
         print(f"wrote {path}")
 

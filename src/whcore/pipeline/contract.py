@@ -14,11 +14,28 @@ import os
 from dataclasses import dataclass, field
 
 from ..data.custom import raw_file_name
-from .canonical import canonical, canonical_json, training_groups
+from .canonical import canonical, training_groups
 from .config import dataset_settings, load_config, user_datasets
 from .figures.registry import FIGURES
 from .layout import Layout
-from .spec import training_defaults, validate_spec
+from .spec import (
+    AGGREGATE_TABLES,
+    KINDS,
+    AblationSpec,
+    AggregateSpec,
+    BaselinesSpec,
+    ClaimsSpec,
+    DownloadUserSpec,
+    EntacmaeaEnergySpec,
+    EpistasisFigureSpec,
+    EpistasisSpec,
+    FigureSpec,
+    JobSpec,
+    TargetSpec,
+    TrainSpec,
+    UserDataSpec,
+    training_defaults,
+)
 
 __all__ = [
     "AGGREGATE_TABLES",
@@ -31,13 +48,7 @@ __all__ = [
 
 BASELINE_FAMILIES = ("lasso", "rf", "xgboost")
 
-# The tables each aggregation writes, and the tables the claims are checked against
-# ("ablation" stands for one table per ablation dataset).
-AGGREGATE_TABLES = {
-    "spectrum": ("spectrum_selected", "spectrum_epochs", "spectrum_heatmap"),
-    "synthetic": ("synthetic_selected", "synthetic_summary", "synthetic_curves", "synthetic_runs"),
-    "real": ("real_selected", "real_summary"),
-}
+# The tables the claims are checked against ("ablation": one table per ablation dataset).
 CLAIM_TABLES = {
     "spectrum": ("spectrum_selected", "spectrum_epochs"),
     "synthetic": ("synthetic_selected", "synthetic_runs"),
@@ -46,20 +57,7 @@ CLAIM_TABLES = {
     "entacmaea_energy": ("entacmaea_energy",),
 }
 # The `whcore` subcommand that runs each kind of job (it takes the job's spec with --spec).
-SUBCOMMANDS = {
-    "target": "synthetic",
-    "train": "train",
-    "baselines": "baselines",
-    "ablation": "ablation",
-    "entacmaea_energy": "entacmaea-energy",
-    "aggregate": "aggregate",
-    "figure": "figure",
-    "claims": "claims",
-    "download_user": "download-user",
-    "user_data": "binarize-user",
-    "epistasis": "epistasis",
-    "epistasis_figure": "epistasis-figure",
-}
+SUBCOMMANDS = {kind: spec.SUBCOMMAND for kind, spec in KINDS.items()}
 # Jobs whose output is a figure stem (written as .pdf and .png).
 FIGURE_KINDS = ("figure", "epistasis_figure")
 # The experiment whose tables each figure module draws.
@@ -74,16 +72,19 @@ EXPERIMENT_OF_FIGURES = {
 
 @dataclass(frozen=True)
 class Job:
-    """One job: its kind, its spec (with its outputs) and the files it reads."""
+    """One job: its spec (of its kind, with its outputs) and the files it reads."""
 
-    kind: str
-    spec: dict = field(hash=False)
+    spec: JobSpec = field(hash=False)
     inputs: tuple[str, ...] = ()
     labels: dict = field(default_factory=dict, hash=False)  # what the workflow selects on
 
     @property
+    def kind(self) -> str:
+        return self.spec.KIND
+
+    @property
     def spec_json(self) -> str:
-        return canonical_json(self.spec)
+        return self.spec.to_json()
 
 
 class Contract:
@@ -116,7 +117,7 @@ class Contract:
 
     def written_by(self, job: Job) -> list[str]:
         """Every path ``job`` writes: its spec's outputs (a figure's stem as its PDF and PNG)."""
-        outputs = job.spec["outputs"].values()
+        outputs = job.spec.outputs.values()
         if job.kind in FIGURE_KINDS:
             return [f"{stem}{suffix}" for stem in outputs for suffix in (".pdf", ".png")]
         return list(outputs)
@@ -172,10 +173,10 @@ class Contract:
         outputs = []
         for job in self.jobs.values():
             if job.kind in FIGURE_KINDS:
-                stem = job.spec["outputs"]["stem"]
+                stem = job.spec.outputs["stem"]
                 outputs += [f"{stem}.pdf", f"{stem}.png"]
             elif job.kind in ("aggregate", "ablation", "entacmaea_energy", "claims", "epistasis"):
-                outputs += job.spec["outputs"].values()
+                outputs += job.spec.outputs.values()
         return sorted(outputs)
 
     def figures(self) -> list[str]:
@@ -194,9 +195,9 @@ class Contract:
 
     def spectra(self) -> list[str]:
         return sorted(
-            job.spec["outputs"]["spectra"]
+            job.spec.outputs["spectra"]
             for job in self.jobs.values()
-            if job.kind == "train" and "spectra" in job.spec["outputs"]
+            if job.kind == "train" and "spectra" in job.spec.outputs
         )
 
     # -- synthetic targets
@@ -211,7 +212,9 @@ class Contract:
             "seed": seed,
             "outputs": {"target": path},
         }
-        self.jobs[path] = Job("target", spec, (), {"experiment": experiment})
+        self.jobs[path] = Job(
+            TargetSpec.from_dict(spec, f"job {path}"), (), {"experiment": experiment}
+        )
         self._targets.setdefault(experiment, {})[dataset] = {**spec, "path": path}
 
     def _add_targets(self) -> None:
@@ -260,9 +263,9 @@ class Contract:
             "spectrum": experiment == "spectrum",
             "outputs": outputs,
         }
-        # validate_spec fills the training defaults: one canonical spec
-        spec = canonical(validate_spec(spec, f"job {outputs['records']}"))
-        job = Job("train", spec, (data["path"],), {"experiment": experiment})
+        # TrainSpec fills the training defaults: one canonical spec
+        spec = TrainSpec.from_dict(canonical(spec), f"job {outputs['records']}")
+        job = Job(spec, (data["path"],), {"experiment": experiment})
         self.jobs[outputs["records"]] = job
 
     def _add_training(self) -> None:
@@ -349,10 +352,14 @@ class Contract:
                 raw = Layout.RAW.format(dataset=name, filename=raw_file_name(source))
                 spec = {"dataset": name, "url": source["url"], "sha256": source["sha256"],
                         "outputs": {"raw": raw}}  # fmt: skip
-                self.jobs[raw] = Job("download_user", canonical(spec), (), {"dataset": name})
+                self.jobs[raw] = Job(
+                    DownloadUserSpec.from_dict(spec, f"job {raw}"), (), {"dataset": name}
+                )
             data = Layout.data(name)
             spec = {"dataset": name, "raw": raw, "source": source, "outputs": {"data": data}}
-            self.jobs[data] = Job("user_data", canonical(spec), (raw,), {"dataset": name})
+            self.jobs[data] = Job(
+                UserDataSpec.from_dict(canonical(spec), f"job {data}"), (raw,), {"dataset": name}
+            )
 
     def _add_epistasis(self) -> None:
         """For each analysed dataset: the spectra of the selected standard and HashWH networks
@@ -381,12 +388,16 @@ class Contract:
                 "outputs": tables,
             }
             inputs = (Layout.data(name), selected)
-            self.jobs[tables["interactions"]] = Job("epistasis", canonical(spec), inputs)
+            self.jobs[tables["interactions"]] = Job(
+                EpistasisSpec.from_dict(canonical(spec), f"job {tables['interactions']}"), inputs
+            )
             stem = self.layout.figure_stem(f"epistasis_{name}")
             title = config["real"]["datasets"][name].get("title", name)
             figure = {"dataset": name, "title": title, "outputs": {"stem": stem}}
             self.jobs[f"{stem}.pdf"] = Job(
-                "epistasis_figure", canonical(figure), tuple(tables.values()), {"dataset": name}
+                EpistasisFigureSpec.from_dict(canonical(figure), f"job {stem}"),
+                tuple(tables.values()),
+                {"dataset": name},
             )
 
     # -- baselines, analyses
@@ -410,7 +421,9 @@ class Contract:
                     "data": self._real_data(name, ds, size, dseed),
                     "outputs": {"records": path},
                 }
-                self.jobs[path] = Job("baselines", canonical(spec), (Layout.data(name),))
+                self.jobs[path] = Job(
+                    BaselinesSpec.from_dict(canonical(spec), f"job {path}"), (Layout.data(name),)
+                )
 
     def _add_analyses(self) -> None:
         config = self.config
@@ -425,7 +438,9 @@ class Contract:
                     "seed": config["ablation"]["seed"],
                     "outputs": {"table": path},
                 }
-                self.jobs[path] = Job("ablation", canonical(spec), (Layout.data(name),))
+                self.jobs[path] = Job(
+                    AblationSpec.from_dict(canonical(spec), f"job {path}"), (Layout.data(name),)
+                )
         if config["entacmaea_energy"]["enabled"]:
             path = self.layout.table_path("entacmaea_energy")
             spec = {
@@ -433,7 +448,10 @@ class Contract:
                 "top": config["entacmaea_energy"]["top"],
                 "outputs": {"table": path},
             }
-            self.jobs[path] = Job("entacmaea_energy", spec, (Layout.data("entacmaea"),))
+            self.jobs[path] = Job(
+                EntacmaeaEnergySpec.from_dict(canonical(spec), f"job {path}"),
+                (Layout.data("entacmaea"),),
+            )
 
     # -- aggregation, figures, claims
 
@@ -458,7 +476,8 @@ class Contract:
             if experiment == "spectrum":
                 spec["figure_train_size"] = self.config["spectrum"]["figure_train_size"]
             inputs = [p for paths in self.aggregate_inputs(experiment).values() for p in paths]
-            job = Job("aggregate", canonical(spec), tuple(inputs), {"experiment": experiment})
+            spec = AggregateSpec.from_dict(canonical(spec), f"job {experiment} tables")
+            job = Job(spec, tuple(inputs), {"experiment": experiment})
             self.jobs[self.layout.table_path(names[0])] = job
 
     def figure_settings(self) -> dict:
@@ -484,7 +503,9 @@ class Contract:
                 "outputs": {"stem": stem},
             }
             tables = tuple(self._tables(figure.tables))
-            self.jobs[f"{stem}.pdf"] = Job("figure", canonical(spec), tables, {"figure": figure_id})
+            self.jobs[f"{stem}.pdf"] = Job(
+                FigureSpec.from_dict(canonical(spec), f"job {stem}"), tables, {"figure": figure_id}
+            )
         names = [n for e, names in CLAIM_TABLES.items() if self.enabled(e) for n in names]
         outputs = {
             "md": self.layout.claims_md,
@@ -493,7 +514,8 @@ class Contract:
         }
         settings = self.figure_settings()  # the speed claim's runtime cell
         claims_spec = {"outputs": outputs, "settings": settings}
-        claims = Job("claims", canonical(claims_spec), tuple(self._tables(names)))
+        claims_spec = ClaimsSpec.from_dict(canonical(claims_spec), f"job {outputs['md']}")
+        claims = Job(claims_spec, tuple(self._tables(names)))
         self.jobs[outputs["md"]] = claims
 
 

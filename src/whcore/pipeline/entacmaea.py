@@ -10,6 +10,7 @@ brightness); their notebook used the orthonormal scaling, whose energies are 2^n
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -19,7 +20,17 @@ from ..core.io import read_parquet_metadata, write_parquet
 from ..core.wht import bits_to_int, degree, fwht
 from .provenance import provenance
 
-__all__ = ["landscape", "spectrum", "top_coefficients", "energy_by_degree", "write_energy_tables"]
+if TYPE_CHECKING:
+    from .spec import EntacmaeaEnergySpec
+
+__all__ = [
+    "energy_job",
+    "energy_by_degree",
+    "landscape",
+    "spectrum",
+    "top_coefficients",
+    "write_energy_tables",
+]
 
 
 def landscape(frame: pd.DataFrame) -> torch.Tensor:
@@ -122,3 +133,11 @@ def write_energy_tables(
         write_parquet(best, coefficients_out, meta)
     write_parquet(table, out, meta)
     return table
+
+
+def energy_job(spec: EntacmaeaEnergySpec) -> pd.DataFrame:
+    """An entacmaea-energy job: its tables written; returns the energy table."""
+    outputs = spec.outputs
+    return write_energy_tables(
+        spec.data, outputs["table"], spec.top, outputs.get("coefficients"), spec.include_constant
+    )

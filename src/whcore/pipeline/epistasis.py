@@ -24,6 +24,7 @@ from ..core.training import Member, TrainConfig, train_members
 from ..core.wht import int_to_bits
 from ..data.loading import load_job_data
 from .canonical import canonical
+from .spec import EpistasisSpec
 
 __all__ = [
     "energy_by_degree",
@@ -140,40 +141,39 @@ def _retrain(data, pick: dict, training: dict, device: str, log):
     return captured["model"], records
 
 
-def learned_epistasis(spec: dict, selected: pd.DataFrame, device: str = "cpu", log=print):
+def learned_epistasis(spec: EpistasisSpec, selected: pd.DataFrame, device: str = "cpu", log=print):
     """The tables of an epistasis job: (top interactions, energy by degree), one block of rows
     per method (standard and HashWH, as selected)."""
-    data_spec = spec["data"]
-    data, _ = load_job_data(data_spec)
-    names = [c for c in pd.read_parquet(data_spec["path"]).columns if c != "y"]
+    split = spec.data
+    data, _ = load_job_data(split.to_mapping())
+    names = [c for c in pd.read_parquet(split.path).columns if c != "y"]
     n = len(names)
     picks = selected_configurations(
-        selected, spec["dataset"], spec["methods"], data_spec["train_size"],
-        data_spec["data_seed"],
-    )  # fmt: skip
+        selected, spec.dataset, spec.methods, split.train_size, split.data_seed
+    )
     if not picks:
         raise ValueError(
-            f"{spec['dataset']}: real_selected has no finished {' or '.join(spec['methods'])} "
-            f"network at train size {data_spec['train_size']}, data seed {data_spec['data_seed']}"
+            f"{spec.dataset}: real_selected has no finished {' or '.join(spec.methods)} "
+            f"network at train size {split.train_size}, data seed {split.data_seed}"
         )
     tops, energies = [], []
     for pick in picks:
-        model, records = _retrain(data, pick, dict(spec["training"]), device, log)
+        model, records = _retrain(data, pick, dict(spec.training), device, log)
         at_best = records[records["epoch"] == pick["best_epoch"]].iloc[0]
-        bits, coefs, how = network_spectrum(model, n, **spec["spright"])
+        bits, coefs, how = network_spectrum(model, n, **spec.spright)
         log(
             f"{pick['method']} {pick['params']} seed {pick['seed']} epoch {pick['best_epoch']}: "
             f"test R^2 {at_best['test_r2']:.4f} (selected: {pick['test_r2']:.4f}); spectrum {how}"
         )
         identity = {
-            "dataset": spec["dataset"],
+            "dataset": spec.dataset,
             "method": pick["method"],
             "params": str(pick["params"]),
             "seed": pick["seed"],
             "best_epoch": pick["best_epoch"],
             "spectrum": how,
         }
-        top = top_interactions(bits, coefs, names, spec["top"]).assign(**identity)
+        top = top_interactions(bits, coefs, names, spec.top).assign(**identity)
         top["test_r2_selected"] = pick["test_r2"]
         top["test_r2_retrained"] = float(at_best["test_r2"])
         tops.append(top)

@@ -14,10 +14,11 @@ import numpy as np
 import pandas as pd
 
 from ..core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metrics
-from ..core.training import TrainConfig, train_grid
+from ..core.training import train_grid
 from ..data.loading import load_job_data
 from ..data.synthetic import SparseTarget
 from .canonical import param_tag
+from .spec import TrainSpec
 
 __all__ = ["ConfigResult", "config_file", "run_job"]
 
@@ -53,25 +54,26 @@ def _spectrum_callback(target: SparseTarget, scale: float):
     return callback, spectra
 
 
-def run_job(spec: dict, device: str = "auto", log_every: int = 0, log=print) -> list[ConfigResult]:
-    """Train a validated spec's grid on ``device``, printing progress every ``log_every``
+def run_job(
+    spec: TrainSpec, device: str = "auto", log_every: int = 0, log=print
+) -> list[ConfigResult]:
+    """Train a spec's grid on ``device``, printing progress every ``log_every``
     epochs; one result per configuration, in the grid's order.
 
     Records carry the job's identity (method, the configuration's params, train size, data
     seed) as columns. Spectra (only with ``spectrum: true``): one row per (seed, epoch), one
     column per frequency.
     """
-    data, target = load_job_data(spec["data"])
-    training = dict(spec["training"])
-    seeds = [int(s) for s in training.pop("seeds")]
-    config = TrainConfig(**training, device=device, log_every=log_every)
+    data, target = load_job_data(spec.data.to_mapping())
+    seeds = [int(s) for s in spec.training["seeds"]]
+    config = spec.train_config(device, log_every)
     callback, spectra = None, None
-    if spec["spectrum"]:
+    if spec.spectrum:
         if target is None:
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
         callback, spectra = _spectrum_callback(target, scale=float(target.k))
-    grid = spec["grid"]
-    records = train_grid(data, spec["method"], grid, seeds, config, callback, log)
+    grid = spec.grid
+    records = train_grid(data, spec.method, grid, seeds, config, callback, log)
     results = []
     for index, params in enumerate(grid):
         mine = records[records["config"] == index].drop(columns="config")
@@ -81,14 +83,14 @@ def run_job(spec: dict, device: str = "auto", log_every: int = 0, log=print) -> 
     return results
 
 
-def _identity(spec: dict, params: dict) -> dict:
+def _identity(spec: TrainSpec, params: dict) -> dict:
     typed = {k: v if isinstance(v, str) else float(v) for k, v in params.items()}
     return {
-        **spec["labels"],
-        "method": spec["method"],
+        **spec.labels,
+        "method": spec.method,
         **typed,
-        "train_size": spec["data"]["train_size"],
-        "data_seed": spec["data"]["data_seed"],
+        "train_size": spec.data.train_size,
+        "data_seed": spec.data.data_seed,
     }
 
 

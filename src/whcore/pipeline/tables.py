@@ -6,6 +6,7 @@ Each function returns {table name: DataFrame}; the CLI writes them to results/ta
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,9 @@ from .aggregate import (
     summarize,
     variant_names,
 )
+
+if TYPE_CHECKING:
+    from .spec import AggregateSpec
 
 __all__ = ["real_tables", "spectrum_tables", "synthetic_tables"]
 
@@ -218,3 +222,12 @@ def real_tables(runs, baseline_runs) -> dict:
         # b is tuned like any hyperparameter here: a curve is a method, whatever its b
         "real_summary": _with_typed_curves(summary, selected, ["method"]),
     }
+
+
+def experiment_tables(spec: AggregateSpec, runs=(), spectra=(), targets=(), baselines=()) -> dict:
+    """An aggregation job's tables ({name: frame}, the names its spec's outputs give)."""
+    if spec.experiment == "spectrum":
+        return spectrum_tables(runs, spectra, targets, spec.figure_train_size)
+    if spec.experiment == "synthetic":
+        return synthetic_tables(runs)
+    return real_tables(runs, baselines)

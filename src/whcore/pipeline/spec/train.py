@@ -1,4 +1,4 @@
-"""Job specifications: what one training job trains, validated with a JSON schema.
+"""The training job's spec: what one training job trains, validated with a JSON schema.
 
 A spec is YAML or JSON::
 
@@ -28,28 +28,62 @@ The device and the progress-log frequency are not part of a spec (they never cha
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 
-from ..core.methods import METHOD_INFO, PRECISIONS, configuration_schema
-from .canonical import param_tag, read_yaml
+from ...core.methods import METHOD_INFO, PRECISIONS, configuration_schema
+from ...core.settings import TrainConfig
+from ..canonical import param_tag
+from .base import Fields, JobSpec, SpecError, read_spec
 
 __all__ = [
     "SPEC_SCHEMA",
-    "SpecError",
+    "DataSplit",
+    "TrainSpec",
     "load_spec",
-    "read_spec",
     "training_defaults",
     "validate_spec",
 ]
 
+# Settings of a TrainConfig that never change a result: passed beside the spec, never in it.
+_RUNTIME = ("device", "log_every")
+
+
+def training_defaults() -> dict:
+    """The training settings a spec (and so a configuration) leaves out: TrainConfig's."""
+    return {f.name: f.default for f in dataclasses.fields(TrainConfig) if f.name not in _RUNTIME}
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSplit(Fields):
+    """The split a job trains and evaluates on (the same for networks and baselines)."""
+
+    path: str
+    train_size: int
+    data_seed: int
+    source: str = "table"  # a g* file from `whcore synthetic` (synthetic) or a Parquet (table)
+    val_size: int | str = "rest"  # a count, or rest
+    test_size: int | str = 0
+    standardize: bool = False
+
+    def to_mapping(self) -> dict:
+        """The split as the data layer reads it (``load_job_data``)."""
+        return dataclasses.asdict(self)
+
+
+_SPLIT_DEFAULTS = {
+    f.name: f.default for f in dataclasses.fields(DataSplit) if f.default is not dataclasses.MISSING
+}
 _SIZE = {"oneOf": [{"type": "integer", "minimum": 0}, {"const": "rest"}]}
 _PARAMS = {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
 _SEED = {"type": "integer", "minimum": 0, "maximum": 2**32 - 1}  # PyTorch's generator's range
 
+_DEFAULTS = training_defaults()
 SPEC_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -88,10 +122,10 @@ SPEC_SCHEMA = {
                 "source": {"enum": ["synthetic", "table"]},
                 "path": {"type": "string"},
                 "train_size": {"type": "integer", "minimum": 1},
-                "val_size": {**_SIZE, "default": "rest"},
-                "test_size": {**_SIZE, "default": 0},
+                "val_size": {**_SIZE, "default": _SPLIT_DEFAULTS["val_size"]},
+                "test_size": {**_SIZE, "default": _SPLIT_DEFAULTS["test_size"]},
                 "data_seed": _SEED,
-                "standardize": {"type": "boolean", "default": False},
+                "standardize": {"type": "boolean", "default": _SPLIT_DEFAULTS["standardize"]},
             },
         },
         "training": {
@@ -100,37 +134,27 @@ SPEC_SCHEMA = {
             "required": ["seeds"],
             "properties": {
                 "seeds": {"type": "array", "minItems": 1, "items": _SEED},
-                "epochs": {"type": "integer", "minimum": 1, "default": 200},
-                "batch_size": {"type": "integer", "minimum": 1, "default": 16},
-                "lr": {"type": "number", "exclusiveMinimum": 0, "default": 0.01},
+                "epochs": {"type": "integer", "minimum": 1, "default": _DEFAULTS["epochs"]},
+                "batch_size": {"type": "integer", "minimum": 1, "default": _DEFAULTS["batch_size"]},
+                "lr": {"type": "number", "exclusiveMinimum": 0, "default": _DEFAULTS["lr"]},
                 "patience": {
                     "description": "epochs without a better validation loss before stopping; "
                     "null: no early stopping",
                     "type": ["integer", "null"],
                     "minimum": 1,
-                    "default": 10,
+                    "default": _DEFAULTS["patience"],
                 },
-                "width": {"type": "number", "exclusiveMinimum": 0, "default": 10},
-                "vectorize": {"type": "boolean", "default": True},
+                "width": {"type": "number", "exclusiveMinimum": 0, "default": _DEFAULTS["width"]},
+                "vectorize": {"type": "boolean", "default": _DEFAULTS["vectorize"]},
                 "precision": {
                     "description": "fp32; opt-in tf32 (CUDA matrix products) or bf16 (autocast)",
                     "enum": list(PRECISIONS),
-                    "default": "fp32",
+                    "default": _DEFAULTS["precision"],
                 },
             },
         },
     },
 }
-
-
-def training_defaults() -> dict:
-    """The training settings a spec (and so a configuration) leaves out."""
-    fields = SPEC_SCHEMA["properties"]["training"]["properties"]
-    return {key: field["default"] for key, field in fields.items() if "default" in field}
-
-
-class SpecError(ValueError):
-    """A spec that does not validate; the message names the source, the field and the fix."""
 
 
 def _fill_defaults(schema: dict, value: dict) -> None:
@@ -182,22 +206,39 @@ def validate_spec(spec: dict, source: str = "spec") -> dict:
     return spec
 
 
-def read_spec(text: str | Path) -> dict:
-    """A spec given as a JSON string or as the path of a YAML/JSON file (not validated: every
-    kind of job has its own fields)."""
-    if isinstance(text, str) and text.lstrip().startswith("{"):
-        source = "--spec"
-        try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise SpecError(f"--spec: not valid JSON ({err})") from None
-    else:
-        source, spec = str(text), read_yaml(text, "spec file", SpecError)
-    if not isinstance(spec, dict):
-        raise SpecError(f"{source}: a spec must be a mapping of fields, got {type(spec).__name__}")
-    return spec
-
-
 def load_spec(path: str | Path) -> dict:
     """Read a YAML or JSON training spec file and validate it."""
     return validate_spec(read_spec(Path(path)), str(path))
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainSpec(JobSpec):
+    """A training job: one method's group of configurations on one split, every seed."""
+
+    KIND = "train"
+    SUBCOMMAND = "train"
+    OUTPUTS = ("records",)
+    OPTIONAL_OUTPUTS = ("spectra",)
+
+    method: str
+    grid: list
+    data: DataSplit
+    training: dict
+    outputs: dict
+    spectrum: bool = False
+    labels: dict = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, value: dict, source: str = "--spec", where: str = ""):
+        """Validated against ``SPEC_SCHEMA`` first (defaults filled, a params shorthand as
+        a grid of one)."""
+        return super().from_dict(validate_spec(value, source), source, where)
+
+    def check(self, source: str) -> None:
+        super().check(source)
+        if "spectra" in self.outputs and not self.spectrum:
+            raise SpecError(f"{source}: outputs.spectra needs spectrum: true")
+
+    def train_config(self, device: str, log_every: int) -> TrainConfig:
+        settings: dict[str, Any] = {k: v for k, v in self.training.items() if k != "seeds"}
+        return TrainConfig(**settings, device=device, log_every=log_every)

@@ -1,0 +1,153 @@
+"""The typed job spec: a dataclass per job kind, read from and written as canonical JSON.
+
+A spec holds exactly what determines one job's result, its outputs included: its fields, their
+defaults and types are the dataclass's. ``from_dict`` checks a mapping field by field (a
+missing, unknown or mistyped field is refused in one line naming it) and fills the defaults;
+``to_dict`` gives the canonical mapping back (the spec Snakemake passes, and every output's
+metadata records). A field declared with ``optional`` is written only when it differs from its
+default, so a setting added to a kind leaves the specs that do not use it unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from pathlib import Path
+from typing import ClassVar
+
+from ..canonical import canonical, canonical_json, read_yaml
+
+__all__ = ["JobSpec", "SpecError", "optional", "read_spec"]
+
+
+class SpecError(ValueError):
+    """A spec that does not validate; the message names the source, the field and the fix."""
+
+
+def optional(default):
+    """A field written out only when it differs from ``default``."""
+    return dataclasses.field(default=default, metadata={"optional": True})
+
+
+def read_spec(text: str | Path) -> dict:
+    """A spec given as a JSON string or as the path of a YAML/JSON file, as a mapping (its
+    kind checks its fields)."""
+    if isinstance(text, str) and text.lstrip().startswith("{"):
+        source = "--spec"
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise SpecError(f"--spec: not valid JSON ({err})") from None
+    else:
+        source, spec = str(text), read_yaml(text, "spec file", SpecError)
+    if not isinstance(spec, dict):
+        raise SpecError(f"{source}: a spec must be a mapping of fields, got {type(spec).__name__}")
+    return spec
+
+
+_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+          dict: "a mapping", list: "a list", type(None): "null"}  # fmt: skip
+
+
+def _matches(value, hint) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, arm) for arm in typing.get_args(hint))
+    if origin is not None:
+        hint = origin
+    if hint is typing.Any:
+        return True
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if dataclasses.is_dataclass(hint):
+        return isinstance(value, dict)
+    return isinstance(value, hint)
+
+
+def _describe(hint) -> str:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return " or ".join(_describe(arm) for arm in typing.get_args(hint))
+    hint = typing.get_origin(hint) or hint
+    return "a mapping" if dataclasses.is_dataclass(hint) else _NAMES.get(hint, hint.__name__)
+
+
+def _nested(hint):
+    """The dataclass a field holds (directly or as ``X | None``), or None."""
+    arms = typing.get_args(hint) if typing.get_origin(hint) else (hint,)
+    return next((arm for arm in arms if dataclasses.is_dataclass(arm)), None)
+
+
+class Fields:
+    """Typed fields from a mapping and back (the machinery of ``JobSpec`` and its parts)."""
+
+    @classmethod
+    def from_dict(cls, value: dict, source: str = "--spec", where: str = ""):
+        if not isinstance(value, dict):
+            raise SpecError(f"{source}: field {where or '(top level)'}: not a mapping")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        hints = typing.get_type_hints(cls)
+        for key in value:
+            if key not in fields:
+                raise SpecError(
+                    f"{source}: field {where + key}: unknown; {cls.__name__} has "
+                    f"{', '.join(fields)}"
+                )
+        kwargs = {}
+        for name, f in fields.items():
+            key = where + name
+            if name not in value:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    raise SpecError(f"{source}: field {key}: missing ({cls.__name__})")
+                continue
+            item, hint = value[name], hints[name]
+            if not _matches(item, hint):
+                raise SpecError(f"{source}: field {key}: {item!r:.60} is not {_describe(hint)}")
+            nested = _nested(hint)
+            if nested is not None and isinstance(item, dict):
+                item = nested.from_dict(item, source, f"{key}.")
+            kwargs[name] = item
+        spec = cls(**kwargs)
+        spec.check(source)
+        return spec
+
+    def check(self, source: str) -> None:
+        """Checks across fields (a kind overrides it); raise SpecError naming the field."""
+
+    def to_dict(self) -> dict:
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.metadata.get("optional") and value == f.default:
+                continue
+            out[f.name] = value.to_dict() if isinstance(value, Fields) else value
+        return canonical(out)
+
+
+class JobSpec(Fields):
+    """A job's spec: a kind's fields and ``outputs`` ({role: path})."""
+
+    KIND: ClassVar[str]  # the contract's name for the kind
+    SUBCOMMAND: ClassVar[str]  # the `whcore` subcommand that runs it
+    OUTPUTS: ClassVar[tuple[str, ...]]  # the output roles it must name
+    OPTIONAL_OUTPUTS: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, source: str) -> None:
+        outputs = self.outputs  # type: ignore[attr-defined]
+        missing = [role for role in self.OUTPUTS if role not in outputs]
+        extra = [r for r in outputs if r not in self.OUTPUTS + self.OPTIONAL_OUTPUTS]
+        if missing or extra or not all(isinstance(p, str) for p in outputs.values()):
+            roles = ", ".join(self.OUTPUTS + self.OPTIONAL_OUTPUTS)
+            raise SpecError(f"{source}: field outputs must name {roles} (paths)")
+
+    @classmethod
+    def read(cls, text: str | Path):
+        """The spec of ``--spec`` (a JSON string or a YAML/JSON file's path)."""
+        source = "--spec" if isinstance(text, str) and text.lstrip().startswith("{") else str(text)
+        return cls.from_dict(read_spec(text), source)
+
+    def to_json(self) -> str:
+        return canonical_json(self.to_dict())
