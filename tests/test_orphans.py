@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from whcore.core.io import write_parquet
-from whcore.pipeline.cli import _write_table
 from whcore.pipeline.guards import PARENT_ENV
+from whcore.pipeline.jobcommands import _write_table
 
 
 def _table(path, rows=2000, n=12):
