@@ -1,0 +1,433 @@
+"""The jobs of a validated workflow config: each job's typed spec, inputs and labels.
+
+``JobPlan`` builds every job of the enabled experiments, keyed by its first output path (the
+paths come from ``layout``, the specs are ``spec``'s kinds); ``contract.Contract`` answers the
+workflow's and the command line's questions about them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from ..data.custom import raw_file_name
+from .canonical import canonical, training_groups
+from .config import dataset_settings, user_datasets
+from .figures.registry import FIGURES
+from .layout import Layout
+from .spec import (
+    AGGREGATE_TABLES,
+    AblationSpec,
+    AggregateSpec,
+    BaselinesSpec,
+    ClaimsSpec,
+    DownloadUserSpec,
+    EntacmaeaEnergySpec,
+    EpistasisFigureSpec,
+    EpistasisSpec,
+    FigureSpec,
+    JobSpec,
+    TargetSpec,
+    TrainSpec,
+    UserDataSpec,
+    training_defaults,
+)
+
+__all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_FIGURES", "Job", "JobPlan"]
+
+# The tables the claims are checked against ("ablation": one table per ablation dataset).
+CLAIM_TABLES = {
+    "spectrum": ("spectrum_selected", "spectrum_epochs"),
+    "synthetic": ("synthetic_selected", "synthetic_runs"),
+    "real": ("real_selected",),
+    "ablation": ("ablation",),
+    "entacmaea_energy": ("entacmaea_energy",),
+}
+# The experiment whose tables each figure module draws.
+EXPERIMENT_OF_FIGURES = {
+    "spectrum": "spectrum",
+    "synthetic": "synthetic",
+    "real": "real",
+    "ablation": "ablation",
+    "entacmaea": "entacmaea_energy",
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: its spec (of its kind, with its outputs) and the files it reads."""
+
+    spec: JobSpec = field(hash=False)
+    inputs: tuple[str, ...] = ()
+    labels: dict = field(default_factory=dict, hash=False)  # what the workflow selects on
+
+    @property
+    def kind(self) -> str:
+        return self.spec.KIND
+
+    @property
+    def spec_json(self) -> str:
+        return self.spec.to_json()
+
+
+class JobPlan:
+    """Every job of a validated config, keyed by its first output path."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self.layout = Layout(config["run_name"])
+        self.jobs: dict[str, Job] = {}
+        self._targets: dict[str, dict[str, dict]] = {}
+        self._add_targets()
+        self._add_user_data()
+        self._add_training()
+        self._add_baselines()
+        self._add_analyses()
+        self._add_aggregations()
+        self._add_figures_and_claims()
+        self._add_epistasis()
+
+    def outputs(self, kind: str, **labels) -> list[str]:
+        return sorted(
+            path
+            for path, job in self.jobs.items()
+            if job.kind == kind and all(job.labels.get(k) == v for k, v in labels.items())
+        )
+
+    def enabled(self, experiment: str) -> bool:
+        return self.config[experiment]["enabled"]
+
+    def aggregate_inputs(self, experiment: str) -> dict[str, list[str]]:
+        """An aggregation's input files by role (the `whcore aggregate` options)."""
+        inputs = {"runs": self.outputs("train", experiment=experiment)}
+        if experiment == "spectrum":
+            inputs["spectra"] = self.spectra()
+            inputs["targets"] = self.outputs("target", experiment="spectrum")
+        if experiment == "real":
+            inputs["baselines"] = self.outputs("baselines")
+        return inputs
+
+    def spectra(self) -> list[str]:
+        return sorted(
+            job.spec.outputs["spectra"]
+            for job in self.jobs.values()
+            if job.kind == "train" and "spectra" in job.spec.outputs
+        )
+
+    # -- synthetic targets
+
+    def _add_target(self, experiment, dataset, family, n, max_degree, k, seed) -> None:
+        path = self.layout.target.format(experiment=experiment, dataset=dataset)
+        spec = {
+            "family": family,
+            "n": n,
+            "max_degree": max_degree,
+            "k": k,
+            "seed": seed,
+            "outputs": {"target": path},
+        }
+        self.jobs[path] = Job(
+            TargetSpec.from_dict(spec, f"job {path}"), (), {"experiment": experiment}
+        )
+        self._targets.setdefault(experiment, {})[dataset] = {**spec, "path": path}
+
+    def _add_targets(self) -> None:
+        spec, syn = self.config["spectrum"], self.config["synthetic"]
+        if spec["enabled"]:
+            for draw in range(spec["draws"]):
+                self._add_target(
+                    "spectrum", f"draw{draw}", "degree_ladder", spec["n"], spec["max_degree"],
+                    None, draw,
+                )  # fmt: skip
+        if syn["enabled"]:
+            for n, draw in itertools.product(syn["ns"], range(syn["draws"])):
+                self._add_target(
+                    "synthetic", f"n{n}_draw{draw}", "random_sparse", n, syn["max_degree"],
+                    syn["k"], draw,
+                )  # fmt: skip
+
+    # -- network training
+
+    def _add_train(self, experiment, dataset, group, settings, data, training, labels, runtime):
+        """One training job: a group of configurations (method, group tag, [params]) on one
+        data split. Runtime cells (those whose times a figure or claim reads) train one model
+        at a time, so that their times are per model, as the paper measured them; elsewhere a
+        stacked model's epoch time is shared equally by its members (records: stack_size)."""
+        method, tag, params_list = group
+        wildcards = {
+            "experiment": experiment,
+            "dataset": dataset,
+            "method": method,
+            "group": tag,
+            "size": data["train_size"],
+            "dseed": data["data_seed"],
+        }
+        outputs = {"records": self.layout.records.format(**wildcards)}
+        if experiment == "spectrum":
+            outputs["spectra"] = self.layout.spectra.format(**wildcards)
+        training = {k: v for k, v in training.items() if k != "log_every"}
+        if runtime:
+            training["vectorize"] = False
+        spec = {
+            "labels": labels,
+            "method": method,
+            "grid": params_list,
+            "data": data,
+            "training": {**training, "seeds": list(settings["seeds"])},
+            "spectrum": experiment == "spectrum",
+            "outputs": outputs,
+        }
+        # TrainSpec fills the training defaults: one canonical spec
+        spec = TrainSpec.from_dict(canonical(spec), f"job {outputs['records']}")
+        job = Job(spec, (data["path"],), {"experiment": experiment})
+        self.jobs[outputs["records"]] = job
+
+    def _add_training(self) -> None:
+        config = self.config
+        exp = config["spectrum"]
+        if exp["enabled"]:
+            for (dataset, target), size, dseed, group in itertools.product(
+                self._targets["spectrum"].items(),
+                exp["train_sizes"],
+                range(exp["data_seeds"]),
+                training_groups(exp["methods"]),
+            ):
+                data = {
+                    "source": "synthetic", "path": target["path"], "train_size": size,
+                    "val_size": "rest", "test_size": 0, "data_seed": dseed, "standardize": False,
+                }  # fmt: skip
+                labels = {"experiment": "spectrum", "dataset": dataset, "draw": target["seed"]}
+                self._add_train(
+                    "spectrum", dataset, group, exp, data, exp["training"], labels, runtime=False
+                )
+        exp = config["synthetic"]
+        if exp["enabled"]:
+            # Figures 4b and A6 and the speed-up claim read the per-model times of one draw.
+            timed_draw = config["spectrum"]["figure_draw"]
+            for (dataset, target), c, dseed, group in itertools.product(
+                self._targets["synthetic"].items(),
+                exp["cs"],
+                range(exp["data_seeds"]),
+                training_groups(exp["methods"]),
+            ):
+                size = c * exp["samples_per_c"] * target["n"]
+                data = {
+                    "source": "synthetic",
+                    "path": target["path"],
+                    "train_size": size,
+                    "val_size": int(exp["val_factor"] * size),
+                    "test_size": int(exp["test_factor"] * size),
+                    "data_seed": dseed,
+                    "standardize": exp["standardize"],
+                }
+                labels = {
+                    "experiment": "synthetic", "dataset": dataset, "n": target["n"], "c": c,
+                    "draw": target["seed"],
+                }  # fmt: skip
+                self._add_train(
+                    "synthetic", dataset, group, exp, data, exp["training"], labels,
+                    runtime=target["seed"] == timed_draw,
+                )  # fmt: skip
+        real = config["real"]
+        if real["enabled"]:
+            for name in real["datasets"]:
+                ds = dataset_settings(config, name)
+                for size, dseed, group in itertools.product(
+                    ds["train_sizes"], range(real["data_seeds"]), training_groups(ds["methods"])
+                ):
+                    self._add_train(
+                        "real", name, group, real, self._real_data(name, ds, size, dseed),
+                        ds["training"], {"experiment": "real", "dataset": name},
+                        runtime=name == real["runtime_dataset"],
+                    )  # fmt: skip
+
+    def _real_data(self, name: str, ds: dict, size: int, dseed: int) -> dict:
+        """The split of a real dataset: networks and baselines read exactly this."""
+        return {
+            "source": "table",
+            "path": Layout.data(name),
+            "train_size": size,
+            "val_size": ds["val_size"],
+            "test_size": ds["test_size"],
+            "data_seed": dseed,
+            "standardize": self.config["real"]["standardize"],
+        }
+
+    # -- the user's datasets (by configuration)
+
+    def _add_user_data(self) -> None:
+        """A dataset given by file (or url and sha256): its download, then its binarization
+        to ``resources/data/<name>.parquet`` as every real dataset."""
+        if not self.config["real"]["enabled"]:
+            return
+        for name, source in user_datasets(self.config).items():
+            raw = source.get("file")
+            if raw is None:
+                raw = Layout.RAW.format(dataset=name, filename=raw_file_name(source))
+                spec = {"dataset": name, "url": source["url"], "sha256": source["sha256"],
+                        "outputs": {"raw": raw}}  # fmt: skip
+                self.jobs[raw] = Job(
+                    DownloadUserSpec.from_dict(spec, f"job {raw}"), (), {"dataset": name}
+                )
+            data = Layout.data(name)
+            spec = {"dataset": name, "raw": raw, "source": source, "outputs": {"data": data}}
+            self.jobs[data] = Job(
+                UserDataSpec.from_dict(canonical(spec), f"job {data}"), (raw,), {"dataset": name}
+            )
+
+    def _add_epistasis(self) -> None:
+        """For each analysed dataset: the spectra of the selected standard and HashWH networks
+        (top interactions, energy by degree) and their figure."""
+        config, settings = self.config, self.config["epistasis"]
+        if not (config["real"]["enabled"] and settings["enabled"]):
+            return
+        names = settings["datasets"]
+        names = list(user_datasets(config)) if names is None else names
+        selected = self.layout.table_path("real_selected")
+        for name in names:
+            ds = dataset_settings(config, name)
+            tables = {
+                "interactions": self.layout.table_path(f"epistasis_{name}"),
+                "energy": self.layout.table_path(f"epistasis_energy_{name}"),
+            }
+            training = {**training_defaults(), **ds["training"]}
+            training.pop("log_every", None)
+            spec = {
+                "dataset": name,
+                "data": self._real_data(name, ds, max(ds["train_sizes"]), 0),
+                "methods": [m for m in ("standard", "hashwh") if m in ds["methods"]],
+                "training": training,
+                "top": settings["top"],
+                "spright": {"m": settings["m"], "d": settings["d"]},
+                "outputs": tables,
+            }
+            inputs = (Layout.data(name), selected)
+            self.jobs[tables["interactions"]] = Job(
+                EpistasisSpec.from_dict(canonical(spec), f"job {tables['interactions']}"), inputs
+            )
+            stem = self.layout.figure_stem(f"epistasis_{name}")
+            title = config["real"]["datasets"][name].get("title", name)
+            figure = {"dataset": name, "title": title, "outputs": {"stem": stem}}
+            self.jobs[f"{stem}.pdf"] = Job(
+                EpistasisFigureSpec.from_dict(canonical(figure), f"job {stem}"),
+                tuple(tables.values()),
+                {"dataset": name},
+            )
+
+    # -- baselines, analyses
+
+    def _add_baselines(self) -> None:
+        real = self.config["real"]
+        if not real["enabled"]:
+            return
+        for name in real["datasets"]:
+            ds = dataset_settings(self.config, name)
+            for (family, grid), size, dseed in itertools.product(
+                ds["baselines"].items(), ds["train_sizes"], range(real["data_seeds"])
+            ):
+                path = self.layout.baseline.format(
+                    dataset=name, family=family, size=size, dseed=dseed
+                )
+                spec = {
+                    "dataset": name,
+                    "family": family,
+                    "grid": grid,
+                    "data": self._real_data(name, ds, size, dseed),
+                    "outputs": {"records": path},
+                }
+                self.jobs[path] = Job(
+                    BaselinesSpec.from_dict(canonical(spec), f"job {path}"), (Layout.data(name),)
+                )
+
+    def _add_analyses(self) -> None:
+        config = self.config
+        if config["ablation"]["enabled"]:
+            for name, forest in config["ablation"]["datasets"].items():
+                path = self.layout.table_path(f"ablation_{name}")
+                spec = {
+                    "dataset": name,
+                    "data": Layout.data(name),
+                    **forest,
+                    "steps": config["ablation"]["steps"],
+                    "seed": config["ablation"]["seed"],
+                    "outputs": {"table": path},
+                }
+                self.jobs[path] = Job(
+                    AblationSpec.from_dict(canonical(spec), f"job {path}"), (Layout.data(name),)
+                )
+        if config["entacmaea_energy"]["enabled"]:
+            path = self.layout.table_path("entacmaea_energy")
+            spec = {
+                "data": Layout.data("entacmaea"),
+                "top": config["entacmaea_energy"]["top"],
+                "outputs": {"table": path},
+            }
+            self.jobs[path] = Job(
+                EntacmaeaEnergySpec.from_dict(canonical(spec), f"job {path}"),
+                (Layout.data("entacmaea"),),
+            )
+
+    # -- aggregation, figures, claims
+
+    def _tables(self, names) -> list[str]:
+        paths = []
+        for name in names:
+            if name == "ablation":
+                datasets = self.config["ablation"]["datasets"]
+                paths += [self.layout.table_path(f"ablation_{d}") for d in datasets]
+            else:
+                paths.append(self.layout.table_path(name))
+        return paths
+
+    def _add_aggregations(self) -> None:
+        for experiment, names in AGGREGATE_TABLES.items():
+            if not self.enabled(experiment):
+                continue
+            spec = {
+                "experiment": experiment,
+                "outputs": dict(zip(names, self._tables(names))),
+            }
+            if experiment == "spectrum":
+                spec["figure_train_size"] = self.config["spectrum"]["figure_train_size"]
+            inputs = [p for paths in self.aggregate_inputs(experiment).values() for p in paths]
+            spec = AggregateSpec.from_dict(canonical(spec), f"job {experiment} tables")
+            job = Job(spec, tuple(inputs), {"experiment": experiment})
+            self.jobs[self.layout.table_path(names[0])] = job
+
+    def figure_settings(self) -> dict:
+        """What figures need to know from the config."""
+        spectrum, synthetic = self.config["spectrum"], self.config["synthetic"]
+        return {
+            "figure_train_size": spectrum["figure_train_size"],
+            "figure_draw": spectrum["figure_draw"],
+            "runtime_n": synthetic["runtime_figure"]["n"],
+            "runtime_c": synthetic["runtime_figure"]["c"],
+            "runtime_dataset": self.config["real"]["runtime_dataset"],
+            "run_name": self.config["run_name"],
+        }
+
+    def _add_figures_and_claims(self) -> None:
+        for figure_id, figure in FIGURES.items():
+            if not self.enabled(EXPERIMENT_OF_FIGURES[figure.module]):
+                continue
+            stem = self.layout.figure_stem(figure_id)
+            spec = {
+                "figure": figure_id,
+                "settings": self.figure_settings(),
+                "outputs": {"stem": stem},
+            }
+            tables = tuple(self._tables(figure.tables))
+            self.jobs[f"{stem}.pdf"] = Job(
+                FigureSpec.from_dict(canonical(spec), f"job {stem}"), tables, {"figure": figure_id}
+            )
+        names = [n for e, names in CLAIM_TABLES.items() if self.enabled(e) for n in names]
+        outputs = {
+            "md": self.layout.claims_md,
+            "json": self.layout.claims_json,
+            "provenance": self.layout.provenance,
+        }
+        settings = self.figure_settings()  # the speed claim's runtime cell
+        claims_spec = {"outputs": outputs, "settings": settings}
+        claims_spec = ClaimsSpec.from_dict(canonical(claims_spec), f"job {outputs['md']}")
+        claims = Job(claims_spec, tuple(self._tables(names)))
+        self.jobs[outputs["md"]] = claims
