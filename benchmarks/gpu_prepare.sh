@@ -25,7 +25,10 @@ python3 -m pip download --isolated --index-url https://pypi.org/simple --only-bi
   --platform manylinux2014_x86_64 --dest "$wheels" --quiet jsonschema
 echo "wheels for Python $version in $wheels: $(ls "$wheels" | tr '\n' ' ')"
 missing=0
-for dataset in entacmaea sgemm gb1 avgfp; do
+# The paper's datasets: the registry's, as the generated config schema lists them.
+datasets=$(awk '/^  paper_dataset:/ {getline; gsub(/.*\[|\].*/, ""); gsub(/,/, ""); print}' \
+  workflow/schemas/config.schema.yaml)
+for dataset in $datasets; do
   if [ ! -f "resources/data/$dataset.parquet" ]; then
     echo "resources/data/$dataset.parquet is missing (the cost table will skip its rows):" \
       "build it with snakemake resources/data/$dataset.parquet --cores 2 --configfile config/quick.yaml"

@@ -56,11 +56,13 @@ from whcore.core.models import MLP
 from whcore.core.regularizers import Context, Regularizer, make_regularizer
 from whcore.core.training import Data, TrainConfig, make_optimizer, step, train
 from whcore.core.wht import _butterflies, fwht, hadamard_matrix
+from whcore.data import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 MIRROR = os.environ.get("WHCORE_DATA_MIRROR") or str(ROOT.parent / "shared" / "datasets" / "raw")
-NETWORKS = [(13, 10), (40, 10), (80, 10), (236, 1)]  # entacmaea, sgemm, gb1, avgfp
+# (n, width) of each real dataset's network (the registry's n; avgfp's network is 1 wide).
+NETWORKS = [(spec.n, 1 if name == "avgfp" else 10) for name, spec in datasets.REGISTRY.items()]
 
 
 # ---------------------------------------------------------------------------- timing helpers
@@ -427,7 +429,6 @@ def spectrum_job():
 def entacmaea_job():
     """Entacmaea (n = 13): train 200, validation and test the rest, y standardized; a
     synthetic stand-in of the same shape if the data cannot be read."""
-    from whcore.data import datasets
     from whcore.pipeline.jobs import split_data
 
     try:

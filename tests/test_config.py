@@ -5,7 +5,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from whcore.core.methods import METHOD_INFO
+from whcore.data.datasets import REGISTRY
 from whcore.pipeline.config import ConfigError, validate_config
+from whcore.pipeline.families import BASELINES
+from whcore.pipeline.schema import SCHEMA_PATH, render
 
 ROOT = Path(__file__).parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -152,3 +156,13 @@ def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_the_line(tmp_pa
     line = TINY.read_text().splitlines().index("  max_degree: 3") + 1  # where YAML notices
     assert str(err.value).startswith(f"{path}, line {line}, column ")
     assert "not valid YAML" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_schema_on_disk_is_generated_from_the_registries():
+    """The file a reader sees is the schema in force: its registry part is current."""
+    text = SCHEMA_PATH.read_text()
+    assert render(text) == text, "run python -m whcore.pipeline.schema"
+    defs = yaml.safe_load(text)["$defs"]
+    assert defs["methods"]["propertyNames"]["enum"] == list(METHOD_INFO)
+    assert defs["baselines"]["propertyNames"]["enum"] == list(BASELINES)
+    assert defs["paper_dataset"]["enum"] == list(REGISTRY)

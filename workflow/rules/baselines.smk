@@ -11,7 +11,7 @@ rule baselines:
     log:
         LAYOUT.log(LAYOUT.baseline),
     wildcard_constraints:
-        family="|".join(BASELINE_FAMILIES),
+        family="|".join(BASELINES),
     conda:
         ENV
     threads: 2

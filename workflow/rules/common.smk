@@ -11,7 +11,8 @@ from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import mirror_warning
 from whcore.pipeline.config import ConfigError, user_datasets
-from whcore.pipeline.contract import AGGREGATE_TABLES, BASELINE_FAMILIES, load_contract
+from whcore.pipeline.contract import AGGREGATE_TABLES, load_contract
+from whcore.pipeline.families import BASELINES
 from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.deploy import conda_env_file
 from whcore.pipeline.environment import (

@@ -21,7 +21,7 @@ import torch
 
 from .methods import METHOD_INFO
 from .models import predict
-from .regularizers import Context, Regularizer, member_weight, register
+from .regularizers import Context, Regularizer, member_weight
 from .rng import derive_seed
 from .spright import SprightDesign, decode
 
@@ -34,7 +34,6 @@ def _now(device: torch.device) -> float:
     return time.perf_counter()
 
 
-@register
 class ENS(Regularizer):
     """EN-S with SPRIGHT (hash size m, d delay pairs per bit, 3 stages); see the module doc."""
 

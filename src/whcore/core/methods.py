@@ -1,8 +1,11 @@
-"""The one list of network methods: each method's parameters, defaults, label and colour.
+"""The one list of network methods: each method's parameters, defaults, limits, label, colour
+and the module implementing it.
 
 Kept free of heavy imports: the workflow's schema, wildcard constraints, the aggregation's
 hyperparameter columns and the figures' palette are all derived from it. A regularizer class
-(``whcore.core.regularizers``) takes its parameters from here by its name.
+(a ``whcore.core.regularizers.Regularizer`` subclass in the entry's ``module``) takes its
+parameters from here by its name and registers itself by subclassing: adding a method is its
+entry here and its class there.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 __all__ = [
+    "MAX_EXACT_N",
     "MethodInfo",
     "METHOD_INFO",
     "PRECISIONS",
@@ -24,6 +28,9 @@ __all__ = [
 # schema and the job spec validate against the same list as the training loop.
 PRECISIONS = ("fp32", "tf32", "bf16")
 
+# The largest n whose 2^n inputs an exact spectrum (and FullWH's penalty) evaluates.
+MAX_EXACT_N = 20
+
 
 @dataclass(frozen=True)
 class MethodInfo:
@@ -35,11 +42,16 @@ class MethodInfo:
     # Weights that may differ between the members of one stacked model (one training job
     # trains every value of these together); the other parameters shape the computation.
     per_member: tuple[str, ...] = ()
+    max_n: int | None = None  # the largest input dimension it can train on (None: any)
+    module: str = "whcore.core.regularizers"  # where its Regularizer subclass lives
 
 
 METHOD_INFO: dict[str, MethodInfo] = {
     "standard": MethodInfo({}, label="Standard", color="#4d4d4d"),
-    "fullwh": MethodInfo({"lam": float}, label="FullWH", color="#1b9e77", per_member=("lam",)),
+    # FullWH evaluates the network on all 2^n inputs.
+    "fullwh": MethodInfo(
+        {"lam": float}, label="FullWH", color="#1b9e77", per_member=("lam",), max_n=MAX_EXACT_N
+    ),
     # decoder: SPRIGHT as its paper specifies ("robust") or as the EN-S authors' code ran it
     # ("reference": detection and least squares, no noise threshold, no peeling)
     "ens": MethodInfo(
@@ -49,6 +61,7 @@ METHOD_INFO: dict[str, MethodInfo] = {
         "#d95f02",
         {"decoder": ("robust", "reference")},
         per_member=("lam", "rho"),
+        module="whcore.core.ens",
     ),
     "hashwh": MethodInfo(
         {"lam": float, "b": int, "repetitions": int},

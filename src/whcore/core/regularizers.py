@@ -5,7 +5,8 @@ seed and configuration) and is then asked, every minibatch step, for one penalty
 Members of one stack share the parameters that shape the computation (b, m, ...); the weights a
 class lists in ``PER_MEMBER`` (lam, rho) may differ between members and are then (S,) tensors.
 Methods that need work between epochs (EN-S: a sparse WHT of the network, then ADMM updates)
-override ``on_epoch_end``. New methods register themselves with ``@register``.
+override ``on_epoch_end``. A subclass with a ``name`` registers itself (``METHODS``); its
+method's entry in ``whcore.core.methods.METHOD_INFO`` names the module that defines it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,9 @@ import torch
 from .hashing import XorDoubling, fullwh_penalty
 from .methods import METHOD_INFO
 from .rng import derive_seed
-from .spectrum import MAX_EXACT_N
 from .wht import all_inputs, fwht
 
-__all__ = ["Context", "Regularizer", "register", "make_regularizer", "METHODS"]
+__all__ = ["Context", "Regularizer", "make_regularizer", "METHODS"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,11 @@ class Regularizer:
     DEFAULTS: dict[str, object] = {}
     PER_MEMBER: tuple[str, ...] = ()  # parameters that may differ between stacked members
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            METHODS[cls.name] = cls
+
     def __init__(self, ctx: Context, **params):
         self.ctx = ctx
         self.params = params
@@ -56,11 +61,6 @@ class Regularizer:
 
 
 METHODS: dict[str, type[Regularizer]] = {"standard": Regularizer}
-
-
-def register(cls: type[Regularizer]) -> type[Regularizer]:
-    METHODS[cls.name] = cls
-    return cls
 
 
 def member_weight(value: float | torch.Tensor, ctx: Context) -> float | torch.Tensor:
@@ -78,7 +78,6 @@ def _generators(ctx: Context, purpose: str) -> list[torch.Generator]:
     return gens
 
 
-@register
 class HashWH(Regularizer):
     """lam * mean_r mean |H_b f(X_b sigma_r^T mod 2)|, sigma resampled every step per member."""
 
@@ -131,7 +130,6 @@ class HashWH(Regularizer):
         return l1 * self._scale
 
 
-@register
 class FullWH(Regularizer):
     """lam * mean |2^{-n/2} H_n f(all 2^n inputs)| (EN; exact, exponential in n)."""
 
@@ -141,10 +139,11 @@ class FullWH(Regularizer):
 
     def __init__(self, ctx: Context, lam: float):
         super().__init__(ctx, lam=lam)
-        if ctx.n > MAX_EXACT_N:
+        if ctx.n > METHOD_INFO[self.name].max_n:
             raise ValueError(
                 f"fullwh evaluates the network on all 2^n inputs; n = {ctx.n} is too large "
-                f"(at most {MAX_EXACT_N}). Use hashwh or ens for high-dimensional inputs."
+                f"(at most {METHOD_INFO[self.name].max_n}). Use hashwh or ens for "
+                "high-dimensional inputs."
             )
         self.lam = member_weight(lam, ctx)
         # Every member evaluates the same 2^n points: (S, 2^n, n).
@@ -222,7 +221,7 @@ def _load_plugins() -> None:
     # Methods living in their own modules register on import.
     import importlib
 
-    for module in ("whcore.core.ens",):
+    for module in sorted({info.module for info in METHOD_INFO.values()}):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:

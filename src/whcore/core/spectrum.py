@@ -10,12 +10,11 @@ from collections.abc import Callable
 
 import torch
 
+from .methods import MAX_EXACT_N
 from .models import predict
 from .wht import all_inputs, degrees, fwht
 
 __all__ = ["MAX_EXACT_N", "dense_target_spectrum", "exact_spectrum", "sae", "spectral_metrics"]
-
-MAX_EXACT_N = 20
 
 
 def exact_spectrum(f: Callable, n: int, dtype=torch.float64, device=None) -> torch.Tensor:

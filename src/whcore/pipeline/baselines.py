@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.rng import derive_seed
+from .families import BASELINES
 
 if TYPE_CHECKING:
     from .spec import BaselinesSpec
@@ -34,17 +35,9 @@ __all__ = [
     "select_best",
 ]
 
-# Each family's label and colour in the figures (the network methods' live in core.methods).
-FAMILY_STYLE = {
-    "lasso": ("Lasso", "#e7298a"),
-    "rf": ("Random forest", "#66a61e"),
-    "xgboost": ("XGBoost", "#e6ab02"),
-}
-FAMILIES = {
-    "lasso": ("alpha",),
-    "rf": ("n_estimators", "max_depth"),
-    "xgboost": ("n_estimators", "max_depth"),
-}
+# Each family's label and colour, and its grid's parameters (the registry's, in its order).
+FAMILY_STYLE = {name: (info.label, info.color) for name, info in BASELINES.items()}
+FAMILIES = {name: tuple(info.params) for name, info in BASELINES.items()}
 
 
 def _check_family(family: str) -> None:

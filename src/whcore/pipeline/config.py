@@ -14,7 +14,7 @@ import os
 import jsonschema
 
 from ..core.footprint import describe_bytes, penalty_points, training_bytes
-from ..core.methods import METHOD_INFO, PRECISIONS, value_schema
+from ..core.methods import METHOD_INFO
 from ..data.custom import SOURCE_KEYS, source_settings
 from ..data.datasets import REGISTRY
 from .canonical import read_yaml, training_groups
@@ -74,33 +74,12 @@ def _validator_filling_defaults():
     return jsonschema.validators.extend(base, {"properties": properties})
 
 
-def _grid_schema(method: str, param: str) -> dict:
-    items = value_schema(method, param)
-    return {"type": "array", "minItems": 1, "uniqueItems": True, "items": items}
-
-
-def _methods_schema() -> dict:
-    """The schema of a ``methods`` block, from the method registry: one grid per parameter."""
-    properties = {}
-    for name, info in METHOD_INFO.items():
-        grids = {param: _grid_schema(name, param) for param in info.params}
-        required = [param for param in info.params if param not in info.defaults]
-        properties[name] = (
-            {"type": "object", "additionalProperties": False, "required": required,
-             "properties": grids}
-            if grids
-            else {"type": ["object", "null"], "maxProperties": 0}
-        )  # fmt: skip
-    return {"propertyNames": {"enum": list(METHOD_INFO)}, "properties": properties}
-
-
 def validate_config(config: dict, schema_path: str) -> None:
-    """Validate ``config`` against the workflow schema (the list of methods taken from the
-    method registry), fill its defaults in place, then run the cross-field checks. The first
-    problem is raised as one line naming the key, the value and what is allowed."""
+    """Validate ``config`` against the workflow schema (the file as it stands: its registry
+    part is generated, ``whcore.pipeline.schema``), fill its defaults in place, then run the
+    cross-field checks. The first problem is raised as one line naming the key, the value and
+    what is allowed."""
     schema = read_yaml(schema_path, "config schema", ConfigError)
-    schema["$defs"]["methods"].update(_methods_schema())
-    schema["$defs"]["training"]["properties"]["precision"]["enum"] = list(PRECISIONS)
     errors = sorted(
         _validator_filling_defaults()(schema).iter_errors(config),
         key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))),
@@ -149,10 +128,11 @@ def _check_methods(methods: dict, n: int, where: str) -> None:
                         f"config key {where}.methods.{method}.{key}: {key} = {value} exceeds "
                         f"the input dimension n = {n}; use values <= {n}"
                     )
-        if method == "fullwh" and n > 20:
+        info = METHOD_INFO[method]
+        if info.max_n is not None and n > info.max_n:
             raise ConfigError(
-                f"config key {where}.methods.fullwh: FullWH needs all 2^n inputs and n = {n} "
-                "is too large (at most 20); remove fullwh there"
+                f"config key {where}.methods.{method}: {info.label} trains on n <= {info.max_n} "
+                f"only and n = {n} is too large; remove {method} there"
             )
 
 

@@ -18,14 +18,11 @@ from .spec import AGGREGATE_TABLES, KINDS
 
 __all__ = [
     "AGGREGATE_TABLES",
-    "BASELINE_FAMILIES",
     "Contract",
     "Job",
     "SUBCOMMANDS",
     "load_contract",
 ]
-
-BASELINE_FAMILIES = ("lasso", "rf", "xgboost")
 
 # The `whcore` subcommand that runs each kind of job (it takes the job's spec with --spec).
 SUBCOMMANDS = {kind: spec.SUBCOMMAND for kind, spec in KINDS.items()}

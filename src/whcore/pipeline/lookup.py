@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 from .layout import Layout
+from .schema import SCHEMA_PATH
 
 __all__ = ["add_lookup_command"]
 
 
-SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = SCHEMA_PATH
 _MAX_SHOWN = 8  # input files written out in the suggested command; beyond, $(whcore spec --inputs)
 
 

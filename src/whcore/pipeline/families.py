@@ -1,0 +1,25 @@
+"""The one list of baseline families: each family's grid parameters, label and colour.
+
+Kept free of heavy imports: the config schema, the rules' wildcard constraints, the baseline
+jobs and the figures' palette are all derived from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["BASELINES", "BaselineInfo"]
+
+
+@dataclass(frozen=True)
+class BaselineInfo:
+    params: dict[str, type]  # grid parameter -> int (counts, depths) or float (weights)
+    label: str
+    color: str
+
+
+BASELINES: dict[str, BaselineInfo] = {
+    "lasso": BaselineInfo({"alpha": float}, "Lasso", "#e7298a"),
+    "rf": BaselineInfo({"n_estimators": int, "max_depth": int}, "Random forest", "#66a61e"),
+    "xgboost": BaselineInfo({"n_estimators": int, "max_depth": int}, "XGBoost", "#e6ab02"),
+}
