@@ -2,7 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from whcore.pipeline.aggregate import forward_fill_epochs, run_summaries, select_models, summarize
+from whcore.pipeline.aggregation import forward_fill_epochs, run_summaries, select_models, summarize
+from whcore.pipeline.aggregation.records import with_variants
 from whcore.pipeline.claims import FAILS, HOLDS, UNSURE, ablation_claims, real_claims
 
 
@@ -136,3 +137,11 @@ def test_ablation_claim():
     assert claim.verdict == HOLDS and "+0.3400" in claim.effect
     table.loc[table["order"] == "amplitude", "test_r2"] = [0.9, 0.5, 0.1]
     assert ablation_claims({"ablation_x": table})[0].verdict == FAILS
+
+
+def test_b_is_a_nullable_integer_column():
+    records = pd.DataFrame({"method": ["hashwh", "standard"], "b": [7.0, float("nan")]})
+    typed = with_variants(records, split_b=True)
+    assert str(typed["b"].dtype) == "Int64" and typed["b"].tolist()[0] == 7
+    assert typed["b"].isna().tolist() == [False, True]
+    assert str(with_variants(records[["method"]], split_b=False)["b"].dtype) == "Int64"

@@ -324,7 +324,7 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     assert hashwh["diverged_reason"].str.contains("NaN or infinite").all()
     assert (selected.loc["standard", "n_diverged_configs"] == 0).all()
 
-    from whcore.pipeline.aggregate import summarize
+    from whcore.pipeline.aggregation import summarize
 
     summary = summarize(selected.reset_index(), ["variant"], "val_r2").set_index("variant")
     assert summary.loc["hashwh_b3", "n_diverged"] == 2 and summary.loc["hashwh_b3", "count"] == 0

@@ -203,8 +203,7 @@ def _cmd_entacmaea_energy(args) -> None:
 
 
 def _cmd_aggregate(args) -> None:
-    from .aggregate import divergence_report
-    from .tables import experiment_tables
+    from .aggregation import divergence_report, experiment_tables
 
     spec = AggregateSpec.read(args.spec)
     started = time.time()

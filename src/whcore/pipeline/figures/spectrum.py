@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import LogNorm
 
-from ..aggregate import forward_fill_epochs
+from ..aggregation import forward_fill_epochs
 from .style import (
     PAGE_WIDTH,
     NothingToShow,

@@ -1,4 +1,4 @@
-"""From run records to the tidy tables every figure and claim reads.
+"""Run records -> model selection: the steps every experiment's tables share.
 
 Model selection follows the paper: for every (data seed, training seed) pair, the
 hyperparameter configuration with the best validation R^2 (at its own best-validation epoch) is
@@ -14,11 +14,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.methods import hyperparameter_names
-from .baselines import FAMILIES
+from ...core.methods import hyperparameter_names
+from ..families import BASELINES
 
 __all__ = [
     "HYPERPARAMETERS",
+    "selected_records",
+    "with_typed_curves",
+    "with_variants",
     "divergence_report",
     "forward_fill_epochs",
     "parquet_files",
@@ -32,7 +35,7 @@ __all__ = [
 # Columns that hold hyperparameters: every parameter of the registered network methods and
 # baseline families (a parameter missing here would merge different configurations).
 HYPERPARAMETERS = hyperparameter_names() + tuple(
-    dict.fromkeys(p for params in FAMILIES.values() for p in params)
+    dict.fromkeys(p for info in BASELINES.values() for p in info.params)
 )
 
 
@@ -169,3 +172,33 @@ def divergence_report(selected: pd.DataFrame) -> str:
     if len(lost) and "variant" in lost:
         line += ": " + ", ".join(f"{v} x {n}" for v, n in lost["variant"].value_counts().items())
     return line
+
+
+def with_variants(records: pd.DataFrame, split_b: bool) -> pd.DataFrame:
+    """Records with their curve id (``variant``); ``method`` and ``b`` stay typed columns and
+    are what figures and claims read (``b`` a nullable integer, missing where a method has
+    none)."""
+    records = records.assign(variant=variant_names(records, split_b))
+    b = records["b"] if "b" in records else pd.Series(np.nan, index=records.index)
+    records["b"] = b.astype("Int64")
+    for col in ("test_r2", "test_mse"):
+        if col not in records:
+            records[col] = np.nan
+    return records
+
+
+def with_typed_curves(table: pd.DataFrame, selected: pd.DataFrame, columns) -> pd.DataFrame:
+    """``table`` (one row per curve id and more keys) with each curve's typed ``columns``."""
+    typed = selected[["variant", *columns]].drop_duplicates("variant")
+    return table.merge(typed, on="variant", how="left")
+
+
+def selected_records(records, selected, keys) -> pd.DataFrame:
+    """The per-epoch records of the selected models only."""
+    config = [c for c in HYPERPARAMETERS if c in records.columns]
+    chosen = selected.loc[~selected["diverged"], keys + config + ["seed"]]
+    left = records.copy()
+    for col in config:
+        left[col] = left[col].fillna(-1)
+        chosen = chosen.assign(**{col: chosen[col].fillna(-1)})
+    return left.merge(chosen, on=keys + config + ["seed"])
