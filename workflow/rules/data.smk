@@ -17,7 +17,7 @@ rule download:
         LAYOUT.DOWNLOAD_LOG,
     wildcard_constraints:
         dataset="|".join(REGISTRY),
-        filename="|".join(re.escape(spec.file) for spec in REGISTRY.values()),
+        filename="|".join(re.escape(info.file) for info in REGISTRY.values()),
     conda:
         ENV
     shell:

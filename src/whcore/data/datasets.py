@@ -25,7 +25,7 @@ from .splits import Split, split_indices
 
 __all__ = [
     "NAMES",
-    "DatasetSpec",
+    "DatasetInfo",
     "REGISTRY",
     "get",
     "paths",
@@ -38,7 +38,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class DatasetSpec:
+class DatasetInfo:
     name: str
     title: str
     short: str  # the name figures print, e.g. "avGFP"
@@ -57,10 +57,10 @@ class DatasetSpec:
 
 _GH = "https://raw.githubusercontent.com"
 
-REGISTRY: dict[str, DatasetSpec] = {
-    spec.name: spec
-    for spec in (
-        DatasetSpec(
+REGISTRY: dict[str, DatasetInfo] = {
+    info.name: info
+    for info in (
+        DatasetInfo(
             name="entacmaea",
             short="Entacmaea",
             title="Entacmaea quadricolor fluorescent protein (Poelwijk et al. 2019)",
@@ -86,7 +86,7 @@ REGISTRY: dict[str, DatasetSpec] = {
             source="Nat. Commun. 10 (2019), doi:10.1038/s41467-019-12130-8, supplementary data 7",
             encoding="13-bit genotype (column A, quotes stripped); y = combined brightness (J)",
         ),
-        DatasetSpec(
+        DatasetInfo(
             name="sgemm",
             short="SGEMM",
             title="SGEMM GPU kernel performance (UCI 440)",
@@ -113,7 +113,7 @@ REGISTRY: dict[str, DatasetSpec] = {
             source="UCI Machine Learning Repository dataset 440 (Paredes & Ballester-Ripoll 2018)",
             encoding="one-hot of the 14 kernel parameters; y = mean of Run1..Run4 (ms)",
         ),
-        DatasetSpec(
+        DatasetInfo(
             name="gb1",
             short="GB1",
             title="Protein G domain B1, 4-site landscape (Wu et al. 2016)",
@@ -135,7 +135,7 @@ REGISTRY: dict[str, DatasetSpec] = {
             source="eLife 5:e16965 (2016), supplementary file 1, as re-exported by FLIP",
             encoding="one-hot of the residues at sites 39, 40, 41, 54 (20 letters each); y = Fitness",
         ),
-        DatasetSpec(
+        DatasetInfo(
             name="avgfp",
             short="avGFP",
             title="Aequorea victoria GFP local fitness landscape (Sarkisyan et al. 2016)",
@@ -165,7 +165,7 @@ REGISTRY: dict[str, DatasetSpec] = {
 NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
-def get(name: str) -> DatasetSpec:
+def get(name: str) -> DatasetInfo:
     try:
         return REGISTRY[name]
     except KeyError:
@@ -174,8 +174,8 @@ def get(name: str) -> DatasetSpec:
 
 def paths(name: str, root: str | Path) -> tuple[Path, Path]:
     """(raw file, binarized Parquet) of ``name`` under the resources root ``root``."""
-    spec, root = get(name), Path(root)
-    return root / "raw" / name / spec.file, root / "data" / f"{name}.parquet"
+    info, root = get(name), Path(root)
+    return root / "raw" / name / info.file, root / "data" / f"{name}.parquet"
 
 
 # For tests only: serve every dataset from ``<base>/<dataset>/<file>`` (a local HTTP server)
@@ -183,10 +183,10 @@ def paths(name: str, root: str | Path) -> tuple[Path, Path]:
 TEST_URL_BASE_ENV = "WHCORE_TEST_URL_BASE"
 
 
-def source_urls(spec: DatasetSpec) -> tuple[str, ...]:
-    """The URLs tried for ``spec``: the pinned ones, or the test server's when it is set."""
+def source_urls(info: DatasetInfo) -> tuple[str, ...]:
+    """The URLs tried for ``info``: the pinned ones, or the test server's when it is set."""
     base = os.environ.get(TEST_URL_BASE_ENV, "")
-    return (f"{base.rstrip('/')}/{spec.name}/{spec.file}",) if base else spec.urls
+    return (f"{base.rstrip('/')}/{info.name}/{info.file}",) if base else info.urls
 
 
 def download(name: str, out: str | Path, mirror: str | Path | None = None, **options) -> Path:
@@ -194,28 +194,28 @@ def download(name: str, out: str | Path, mirror: str | Path | None = None, **opt
 
     A damaged copy at ``out`` is replaced, but only if ``out`` is named like the dataset's raw
     file: a wrong path never destroys some other file."""
-    spec = get(name)
+    info = get(name)
     out = Path(out)
-    if out.exists() and out.name != spec.file:
+    if out.exists() and out.name != info.file:
         raise ValueError(
-            f"--out {out}: exists and is not a copy of {name}'s raw file {spec.file}; "
-            f"refusing to replace it. Fix: use e.g. resources/raw/{name}/{spec.file}"
+            f"--out {out}: exists and is not a copy of {name}'s raw file {info.file}; "
+            f"refusing to replace it. Fix: use e.g. resources/raw/{name}/{info.file}"
         )
-    return fetch(spec.file, spec.sha256, out, source_urls(spec), mirror, subdir=name, **options)
+    return fetch(info.file, info.sha256, out, source_urls(info), mirror, subdir=name, **options)
 
 
-def _metadata(spec: DatasetSpec, digest: str, frame: pd.DataFrame) -> dict:
+def _metadata(info: DatasetInfo, digest: str, frame: pd.DataFrame) -> dict:
     from .. import __version__
 
     return {
-        "dataset": spec.name,
-        "source_file": spec.file,
+        "dataset": info.name,
+        "source_file": info.file,
         "source_sha256": digest,
         "n": frame.shape[1] - 1,
         "rows": len(frame),
         "whcore_version": __version__,
-        "encoding": spec.encoding,
-        "source": spec.source,
+        "encoding": info.encoding,
+        "source": info.source,
     }
 
 
@@ -224,9 +224,9 @@ def binarize(name: str, raw: str | Path, out: str | Path, verify: bool = True) -
 
     With ``verify`` the raw file must have the pinned sha256 and the result the paper's shape;
     ``verify=False`` binarizes a deliberately modified file of the same format."""
-    spec = get(name)
+    info = get(name)
     try:
-        return _binarize(spec, Path(raw), Path(out), verify)
+        return _binarize(info, Path(raw), Path(out), verify)
     except BaseException:
         # ``out`` claims to be the binarization of ``raw``: after a failure an older file there
         # would be a lie (a job that fails leaves no output behind).
@@ -234,45 +234,45 @@ def binarize(name: str, raw: str | Path, out: str | Path, verify: bool = True) -
         raise
 
 
-def _binarize(spec: DatasetSpec, raw: Path, out: Path, verify: bool) -> pd.DataFrame:
-    name = spec.name
+def _binarize(info: DatasetInfo, raw: Path, out: Path, verify: bool) -> pd.DataFrame:
+    name = info.name
     if not raw.is_file():
         raise FileNotFoundError(
             f"{raw}: raw file of {name} not found. Fix: run "
             f"`whcore download {name} --out {raw}` first"
         )
     digest = sha256_of(raw)
-    if verify and digest != spec.sha256:
+    if verify and digest != info.sha256:
         raise _parsers.RawFormatError(
-            f"{raw}: checksum mismatch: expected sha256 {spec.sha256}, got {digest}; the file is "
+            f"{raw}: checksum mismatch: expected sha256 {info.sha256}, got {digest}; the file is "
             f"truncated, corrupt or another version. Fix: delete it and run `whcore download {name}`"
         )
-    frame = spec.parser(raw)
-    if verify and frame.shape != (spec.rows, spec.n + 1):
+    frame = info.parser(raw)
+    if verify and frame.shape != (info.rows, info.n + 1):
         raise _parsers.RawFormatError(
             f"{raw}: binarized to {frame.shape[0]} x {frame.shape[1] - 1}, expected "
-            f"{spec.rows} x {spec.n}; this is a bug in the {name} parser, please report it"
+            f"{info.rows} x {info.n}; this is a bug in the {name} parser, please report it"
         )
-    write_parquet(frame, out, _metadata(spec, digest, frame))
+    write_parquet(frame, out, _metadata(info, digest, frame))
     return frame
 
 
-def _is_current(parquet: Path, spec: DatasetSpec) -> bool:
+def _is_current(parquet: Path, info: DatasetInfo) -> bool:
     from .. import __version__
 
     if not parquet.is_file():
         return False
     meta = read_parquet_metadata(parquet)
-    return meta.get("source_sha256") == spec.sha256 and meta.get("whcore_version") == __version__
+    return meta.get("source_sha256") == info.sha256 and meta.get("whcore_version") == __version__
 
 
 def load(name: str, data_dir: str | Path, mirror: str | Path | None = None) -> pd.DataFrame:
     """The binarized dataset (feature columns, then ``y``), downloading the raw file into
     ``<data_dir>/raw/<name>/`` and binarizing it into ``<data_dir>/data/<name>.parquet`` if
     needed (a Parquet from another raw file or whcore version is rebuilt)."""
-    spec = get(name)
+    info = get(name)
     raw, parquet = paths(name, data_dir)
-    if not _is_current(parquet, spec):
+    if not _is_current(parquet, info):
         download(name, raw, mirror)
         return binarize(name, raw, parquet)
     return pd.read_parquet(parquet)
@@ -281,15 +281,15 @@ def load(name: str, data_dir: str | Path, mirror: str | Path | None = None) -> p
 def split(name: str, train_size: int, data_seed: int, size: int | None = None) -> Split:
     """The paper's split of ``name``: ``train_size`` rows for training, then validation and
     test by the registry's rule (Entacmaea: the rest in two halves; others 20000 / 20000)."""
-    spec = get(name)
+    info = get(name)
     return split_indices(
-        spec.rows if size is None else size, train_size, spec.val_size, spec.test_size, data_seed
+        info.rows if size is None else size, train_size, info.val_size, info.test_size, data_seed
     )
 
 
 def describe(name: str, parquet: str | Path) -> str:
     """A short human-readable account of a binarized dataset."""
-    spec, parquet = get(name), Path(parquet)
+    info, parquet = get(name), Path(parquet)
     if not parquet.is_file():
         raise FileNotFoundError(f"{parquet}: not found. Fix: run `whcore binarize {name}` first")
     frame, meta = pd.read_parquet(parquet), read_parquet_metadata(parquet)
@@ -300,18 +300,18 @@ def describe(name: str, parquet: str | Path) -> str:
     y = frame["y"].describe()
     return "\n".join(
         [
-            f"{name}: {spec.title}",
+            f"{name}: {info.title}",
             f"shape: {len(frame)} rows x {len(features)} binary features (+ y)",
             f"features: {shown}",
             (
                 f"y: mean {y['mean']:.6g}, std {y['std']:.6g}, min {y['min']:.6g}, "
                 f"median {y['50%']:.6g}, max {y['max']:.6g}"
             ),
-            f"encoding: {spec.encoding}",
+            f"encoding: {info.encoding}",
             (
-                f"source: {spec.source}; file {meta.get('source_file', spec.file)} "
+                f"source: {info.source}; file {meta.get('source_file', info.file)} "
                 f"(sha256 {meta.get('source_sha256', '?')})"
             ),
-            f"split rule: validation {spec.val_size}, test {spec.test_size}",
+            f"split rule: validation {info.val_size}, test {info.test_size}",
         ]
     )

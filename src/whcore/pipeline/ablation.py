@@ -29,13 +29,13 @@ __all__ = ["ORDERS", "ablation_job", "deletion_order", "prune_scores", "run_abla
 ORDERS = ("degree", "amplitude")
 
 
-def deletion_order(spec, order: str, seed: int) -> np.ndarray:
-    """Indices of ``spec``'s coefficients in the order they are deleted."""
+def deletion_order(tree_spectrum, order: str, seed: int) -> np.ndarray:
+    """Indices of ``tree_spectrum``'s coefficients in the order they are deleted."""
     if order not in ORDERS:
         raise ValueError(f"unknown deletion order {order!r}; choose one of {ORDERS}")
-    key = -spec.degrees if order == "degree" else np.abs(spec.coefficients)
+    key = -tree_spectrum.degrees if order == "degree" else np.abs(tree_spectrum.coefficients)
     # A random permutation first, then a stable sort: equal keys keep a random order.
-    shuffled = stable_permutation(len(spec), derive_seed("ablation ties", order, seed))
+    shuffled = stable_permutation(len(tree_spectrum), derive_seed("ablation ties", order, seed))
     return shuffled[np.argsort(key[shuffled], kind="stable")]
 
 
@@ -45,22 +45,24 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> np.ndarray:
     return 1.0 - residual / ((y - y.mean()) ** 2).sum()
 
 
-def prune_scores(spec, x: np.ndarray, y: np.ndarray, steps: int, seed: int) -> pd.DataFrame:
-    """Test R^2 of ``spec`` after each deletion step of each order (a tidy table)."""
+def prune_scores(
+    tree_spectrum, x: np.ndarray, y: np.ndarray, steps: int, seed: int
+) -> pd.DataFrame:
+    """Test R^2 of ``tree_spectrum`` after each deletion step of each order (a tidy table)."""
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
-    k = len(spec)
+    k = len(tree_spectrum)
     removed = np.arange(steps + 1) * k // (steps + 1)
     labels = np.empty((k, len(ORDERS)), dtype=np.int64)
     for o, order in enumerate(ORDERS):
         position = np.empty(k, dtype=np.int64)
-        position[deletion_order(spec, order, seed)] = np.arange(k)
+        position[deletion_order(tree_spectrum, order, seed)] = np.arange(k)
         # Group s = the coefficients removed between step s and s + 1 (the last: never).
         labels[:, o] = np.searchsorted(removed, position, side="right") - 1
-    groups = spec.predict_groups(x, labels, steps + 1)  # (N, orders, steps + 1)
+    groups = tree_spectrum.predict_groups(x, labels, steps + 1)  # (N, orders, steps + 1)
     kept = np.cumsum(groups[..., ::-1], axis=-1)[..., ::-1]  # step i keeps groups >= i
     r2 = _r2(y, kept)
-    degrees = spec.degrees
+    degrees = tree_spectrum.degrees
     rows = []
     for o, order in enumerate(ORDERS):
         for step in range(steps + 1):
@@ -123,13 +125,13 @@ def run_ablation(
             f"forest: fit {info['fit_time']:.1f}s, train R^2 {info['forest_train_r2']:.4f}, "
             f"test R^2 {info['forest_test_r2']:.4f}"
         )
-        spec, info["transform_time"] = _timed(spectrum, forest)
+        tree_spectrum, info["transform_time"] = _timed(spectrum, forest)
         log(
-            f"spectrum: {len(spec)} coefficients, max degree {spec.degrees.max()}, "
+            f"spectrum: {len(tree_spectrum)} coefficients, max degree {tree_spectrum.degrees.max()}, "
             f"{info['transform_time']:.1f}s"
         )
         table, info["prune_time"] = _timed(
-            prune_scores, spec, data.x_test, data.y_test, steps, seed
+            prune_scores, tree_spectrum, data.x_test, data.y_test, steps, seed
         )
     full = table.loc[table["step"] == 0, "test_r2"].iloc[0]
     if not np.isclose(full, info["forest_test_r2"], rtol=0, atol=1e-9):

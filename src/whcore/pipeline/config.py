@@ -293,23 +293,23 @@ def _check_epistasis(config: dict) -> None:
 def check_config(config: dict) -> None:
     """Cross-field checks the schema cannot express; messages name the key and the fix."""
     _check_finite(config, "")
-    spec = config["spectrum"]
-    if spec["enabled"]:
-        _check_methods(spec["methods"], spec["n"], "spectrum")
-        _check_memory(spec, spec["n"], "spectrum")
-        _check_degree(spec["max_degree"], spec["n"], "spectrum")
-        if spec["figure_train_size"] not in spec["train_sizes"]:
+    exp = config["spectrum"]
+    if exp["enabled"]:
+        _check_methods(exp["methods"], exp["n"], "spectrum")
+        _check_memory(exp, exp["n"], "spectrum")
+        _check_degree(exp["max_degree"], exp["n"], "spectrum")
+        if exp["figure_train_size"] not in exp["train_sizes"]:
             raise ConfigError(
                 "config key spectrum.figure_train_size: "
-                f"{spec['figure_train_size']} is not one of spectrum.train_sizes"
+                f"{exp['figure_train_size']} is not one of spectrum.train_sizes"
             )
-        if spec["figure_draw"] >= spec["draws"]:
+        if exp["figure_draw"] >= exp["draws"]:
             raise ConfigError("config key spectrum.figure_draw: must be < spectrum.draws")
-        if max(spec["train_sizes"]) > 2 ** spec["n"] - 2:
+        if max(exp["train_sizes"]) > 2 ** exp["n"] - 2:
             raise ConfigError(
-                f"config key spectrum.train_sizes: {max(spec['train_sizes'])} leaves fewer than "
-                f"2 of the 2^n = {2 ** spec['n']} points for validation; use sizes <= "
-                f"{2 ** spec['n'] - 2}"
+                f"config key spectrum.train_sizes: {max(exp['train_sizes'])} leaves fewer than "
+                f"2 of the 2^n = {2 ** exp['n']} points for validation; use sizes <= "
+                f"{2 ** exp['n'] - 2}"
             )
     syn = config["synthetic"]
     if syn["enabled"]:

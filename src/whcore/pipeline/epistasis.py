@@ -126,13 +126,13 @@ def _retrain(data, pick: dict, training: dict, device: str, log):
             captured["model"] = model
         return {}
 
-    config = TrainConfig(
+    settings = TrainConfig(
         **{**training, "epochs": pick["best_epoch"], "vectorize": False},
         device=device,
         log_every=0,
     )
     member = Member(0, dict(pick["params"]), pick["seed"])
-    records = train_members(data, pick["method"], [member], config, keep, log)
+    records = train_members(data, pick["method"], [member], settings, keep, log)
     if "model" not in captured:
         raise RuntimeError(
             f"{pick['method']} {pick['params']} seed {pick['seed']} stopped before its "

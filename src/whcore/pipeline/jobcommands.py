@@ -68,7 +68,7 @@ def _cmd_train(args) -> None:
     from ..core.devices import choose_device
     from ..core.io import atomic_folder, write_parquet
     from .guards import refuse_superseded
-    from .jobs import config_file, run_job
+    from .jobs import configuration_file, run_job
 
     spec = TrainSpec.read(args.spec)
     outputs = spec.outputs
@@ -96,12 +96,12 @@ def _cmd_train(args) -> None:
             for result in results:
                 frame = getattr(result, role)
                 meta_of = {**meta, "params": result.params}
-                write_parquet(frame, config_file(folder, result.params), meta_of)
+                write_parquet(frame, configuration_file(folder, result.params), meta_of)
     for result in results:
         ok = result.records[result.records["status"] == "ok"]
         best = ok.loc[ok.groupby("seed")["val_mse"].idxmin()] if len(ok) else ok
         print(
-            f"wrote {config_file(outputs['records'], result.params)}: "
+            f"wrote {configuration_file(outputs['records'], result.params)}: "
             f"{result.records['seed'].nunique()} seeds, {len(result.records)} records, mean "
             f"best-val test R^2 {best.get('test_r2', best['val_r2']).mean():.4f}"
         )

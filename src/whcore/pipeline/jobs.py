@@ -20,16 +20,16 @@ from ..data.synthetic import SparseTarget
 from .canonical import param_tag
 from .spec import TrainSpec
 
-__all__ = ["ConfigResult", "config_file", "run_job"]
+__all__ = ["ConfigurationResult", "configuration_file", "run_job"]
 
 
-def config_file(folder: str | Path, params: dict) -> Path:
+def configuration_file(folder: str | Path, params: dict) -> Path:
     """Where a configuration's file lives inside a job's output folder."""
     return Path(folder) / f"{param_tag(params)}.parquet"
 
 
 @dataclass
-class ConfigResult:
+class ConfigurationResult:
     """The records (and spectra, or None) of one configuration of a job."""
 
     params: dict
@@ -56,7 +56,7 @@ def _spectrum_callback(target: SparseTarget, scale: float):
 
 def run_job(
     spec: TrainSpec, device: str = "auto", log_every: int = 0, log=print
-) -> list[ConfigResult]:
+) -> list[ConfigurationResult]:
     """Train a spec's grid on ``device``, printing progress every ``log_every``
     epochs; one result per configuration, in the grid's order.
 
@@ -66,20 +66,20 @@ def run_job(
     """
     data, target = load_job_data(spec.data.to_mapping())
     seeds = [int(s) for s in spec.training["seeds"]]
-    config = spec.train_config(device, log_every)
+    settings = spec.train_config(device, log_every)
     callback, spectra = None, None
     if spec.spectrum:
         if target is None:
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
         callback, spectra = _spectrum_callback(target, scale=float(target.k))
     grid = spec.grid
-    records = train_grid(data, spec.method, grid, seeds, config, callback, log)
+    records = train_grid(data, spec.method, grid, seeds, settings, callback, log)
     results = []
     for index, params in enumerate(grid):
         mine = records[records["config"] == index].drop(columns="config")
         mine = mine.reset_index(drop=True).assign(**_identity(spec, params))
         frame = None if spectra is None else _spectra_frame(spectra, index, mine)
-        results.append(ConfigResult(params, mine, frame))
+        results.append(ConfigurationResult(params, mine, frame))
     return results
 
 
@@ -94,10 +94,10 @@ def _identity(spec: TrainSpec, params: dict) -> dict:
     }
 
 
-def _spectra_frame(spectra: dict, config: int, records: pd.DataFrame) -> pd.DataFrame:
+def _spectra_frame(spectra: dict, index: int, records: pd.DataFrame) -> pd.DataFrame:
     """Wide table of one configuration's spectra at the (seed, epoch) rows it recorded."""
     keys = list(zip(records["seed"], records["epoch"]))
-    values = np.stack([spectra[config, seed, epoch] for seed, epoch in keys])
+    values = np.stack([spectra[index, seed, epoch] for seed, epoch in keys])
     frame = pd.DataFrame(values, columns=[f"f{i}" for i in range(values.shape[1])])
     frame.insert(0, "epoch", [epoch for _, epoch in keys])
     frame.insert(0, "seed", [seed for seed, _ in keys])

@@ -132,11 +132,11 @@ class JobPlan:
         self._targets.setdefault(experiment, {})[dataset] = {**spec, "path": path}
 
     def _add_targets(self) -> None:
-        spec, syn = self.config["spectrum"], self.config["synthetic"]
-        if spec["enabled"]:
-            for draw in range(spec["draws"]):
+        exp, syn = self.config["spectrum"], self.config["synthetic"]
+        if exp["enabled"]:
+            for draw in range(exp["draws"]):
                 self._add_target(
-                    "spectrum", f"draw{draw}", "degree_ladder", spec["n"], spec["max_degree"],
+                    "spectrum", f"draw{draw}", "degree_ladder", exp["n"], exp["max_degree"],
                     None, draw,
                 )  # fmt: skip
         if syn["enabled"]:

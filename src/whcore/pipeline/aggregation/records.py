@@ -75,7 +75,7 @@ def variant_names(runs: pd.DataFrame, split_b: bool) -> pd.Series:
     return names
 
 
-def _config_columns(runs: pd.DataFrame) -> list[str]:
+def _configuration_columns(runs: pd.DataFrame) -> list[str]:
     return [c for c in HYPERPARAMETERS if c in runs.columns]
 
 
@@ -84,9 +84,9 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     validation and test R^2 there, total training time, time to the best epoch, whether that
     time is the model's own (``timed_alone``; false: its share of a stacked model's time) and
     whether it diverged (with the epoch and reason)."""
-    group = keys + _config_columns(records) + ["seed"]
+    group = keys + _configuration_columns(records) + ["seed"]
     records = records.reset_index(drop=True)  # idxmin below needs unique labels
-    for col in _config_columns(records):
+    for col in _configuration_columns(records):
         records[col] = records[col].fillna(-1)  # NaN keys would vanish in groupby
     records["cum_time"] = records.groupby(group, sort=False)["epoch_time"].cumsum()
     # The untrained network (epoch 0) is recorded for the curves but never selected.
@@ -108,7 +108,7 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     )
     out = totals.join(diverged).reset_index().merge(summary, on=group, how="left")
     out["diverged"] = out["diverged_epoch"].notna()
-    for col in _config_columns(out):
+    for col in _configuration_columns(out):
         out[col] = out[col].replace(-1, np.nan)
     return out
 
