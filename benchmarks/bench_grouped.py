@@ -46,7 +46,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from whcore.pipeline.jobs import run_job
-from whcore.pipeline.spec import TrainSpec
+from whcore.pipeline.jobspec import TrainSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_jobs import materialize, paper_contract  # noqa: E402

@@ -37,7 +37,7 @@ import torch
 from whcore.data.synthetic import degree_ladder, random_sparse
 from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.jobs import run_job
-from whcore.pipeline.spec import TrainSpec
+from whcore.pipeline.jobspec import TrainSpec
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -26,7 +26,7 @@ from bench_grouped import CELLS, cell_jobs  # noqa: E402
 from bench_jobs import paper_contract  # noqa: E402
 
 from whcore.pipeline.jobs import run_job  # noqa: E402
-from whcore.pipeline.spec import TrainSpec  # noqa: E402
+from whcore.pipeline.jobspec import TrainSpec  # noqa: E402
 
 GROUPS = {"spectrum": 7, "synthetic": 10}  # the HashWH b of each experiment's job
 

@@ -14,7 +14,7 @@ from whcore.core.settings import TrainConfig
 from whcore.pipeline.canonical import canonical, canonical_json, method_grid, param_tag
 from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.figures.registry import FIGURES
-from whcore.pipeline.spec import (
+from whcore.pipeline.jobspec import (
     KINDS,
     AblationSpec,
     FigureSpec,

@@ -7,7 +7,7 @@ import pytest
 
 from whcore.core.io import read_parquet_metadata
 from whcore.pipeline.cli import main
-from whcore.pipeline.spec import SpecError, load_spec, validate_spec
+from whcore.pipeline.jobspec import SpecError, load_spec, validate_spec
 
 
 def spec_for(target: Path, **overrides) -> dict:

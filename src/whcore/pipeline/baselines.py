@@ -22,7 +22,7 @@ from ..core.rng import derive_seed
 from .families import BASELINES
 
 if TYPE_CHECKING:
-    from .spec import BaselinesSpec
+    from .jobspec import BaselinesSpec
 
 __all__ = [
     "FAMILIES",

@@ -18,7 +18,7 @@ from ..core.methods import METHOD_INFO
 from ..data.custom import SOURCE_KEYS, source_settings
 from ..data.datasets import REGISTRY
 from .canonical import read_yaml, training_groups
-from .spec import training_defaults
+from .jobspec import training_defaults
 
 __all__ = [
     "ConfigError",

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 
 from .config import load_config
+from .jobspec import AGGREGATE_TABLES, KINDS
 from .plan import Job, JobPlan
-from .spec import AGGREGATE_TABLES, KINDS
 
 __all__ = [
     "AGGREGATE_TABLES",

@@ -21,7 +21,7 @@ from ..core.wht import bits_to_int, degree, fwht
 from .provenance import provenance
 
 if TYPE_CHECKING:
-    from .spec import EntacmaeaEnergySpec
+    from .jobspec import EntacmaeaEnergySpec
 
 __all__ = [
     "energy_job",

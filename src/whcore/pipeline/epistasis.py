@@ -24,7 +24,7 @@ from ..core.training import Member, TrainConfig, train_members
 from ..core.wht import int_to_bits
 from ..data.loading import load_job_data
 from .canonical import canonical
-from .spec import EpistasisSpec
+from .jobspec import EpistasisSpec
 
 __all__ = [
     "energy_by_degree",

@@ -13,8 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from .provenance import provenance
-from .spec import (
+from .jobspec import (
     AblationSpec,
     AggregateSpec,
     BaselinesSpec,
@@ -28,6 +27,7 @@ from .spec import (
     TrainSpec,
     UserDataSpec,
 )
+from .provenance import provenance
 
 __all__ = ["add_job_commands"]
 

@@ -18,7 +18,7 @@ from ..core.training import train_grid
 from ..data.loading import load_job_data
 from ..data.synthetic import SparseTarget
 from .canonical import param_tag
-from .spec import TrainSpec
+from .jobspec import TrainSpec
 
 __all__ = ["ConfigurationResult", "configuration_file", "run_job"]
 

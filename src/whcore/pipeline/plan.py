@@ -1,7 +1,7 @@
 """The jobs of a validated workflow config: each job's typed spec, inputs and labels.
 
 ``JobPlan`` builds every job of the enabled experiments, keyed by its first output path (the
-paths come from ``layout``, the specs are ``spec``'s kinds); ``contract.Contract`` answers the
+paths come from ``layout``, the specs are ``jobspec``'s kinds); ``contract.Contract`` answers the
 workflow's and the command line's questions about them.
 """
 
@@ -14,8 +14,7 @@ from ..data.custom import raw_file_name
 from .canonical import canonical, training_groups
 from .config import dataset_settings, user_datasets
 from .figures.registry import FIGURES
-from .layout import Layout
-from .spec import (
+from .jobspec import (
     AGGREGATE_TABLES,
     AblationSpec,
     AggregateSpec,
@@ -32,6 +31,7 @@ from .spec import (
     UserDataSpec,
     training_defaults,
 )
+from .layout import Layout
 
 __all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_FIGURES", "Job", "JobPlan"]
 

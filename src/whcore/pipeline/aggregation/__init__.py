@@ -25,7 +25,7 @@ from .spectrum import spectrum_tables
 from .synthetic import synthetic_tables
 
 if TYPE_CHECKING:
-    from ..spec import AggregateSpec
+    from ..jobspec import AggregateSpec
 
 __all__ = [
     "HYPERPARAMETERS",
