@@ -15,6 +15,7 @@ from ..data import datasets
 from .environment import check_environment
 from .guards import die_with, parent_from_environment
 from .jobcommands import add_job_commands
+from .layout import Layout
 from .lookup import add_lookup_command
 
 __all__ = ["build_parser", "main"]
@@ -48,7 +49,10 @@ def _add_data_commands(sub) -> None:
     p = sub.add_parser("download", help="fetch a raw dataset file (mirror, then pinned URLs)")
     p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
     p.add_argument(
-        "--out", required=True, help="where the raw file goes, e.g. resources/raw/<dataset>/<file>"
+        "--out",
+        required=True,
+        help="where the raw file goes, e.g. "
+        + Layout.RAW.format(dataset="<dataset>", filename="<file>"),
     )
     p.add_argument("--mirror", help="mirror folder (default: $WHCORE_DATA_MIRROR; '' for none)")
     p.add_argument("--retries", type=int, default=3, help="attempts per URL (default 3)")
@@ -58,7 +62,7 @@ def _add_data_commands(sub) -> None:
     p = sub.add_parser("binarize", help="raw file -> binary design matrix Parquet")
     p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
     p.add_argument("--raw", required=True, help="the raw file from `whcore download`")
-    p.add_argument("--out", required=True, help="e.g. resources/data/<dataset>.parquet")
+    p.add_argument("--out", required=True, help=f"e.g. {Layout.data('<dataset>')}")
     p.add_argument(
         "--no-verify",
         action="store_true",
