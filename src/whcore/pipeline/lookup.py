@@ -13,7 +13,6 @@ from .schema import SCHEMA_PATH
 __all__ = ["add_lookup_command"]
 
 
-SCHEMA = SCHEMA_PATH
 _MAX_SHOWN = 8  # input files written out in the suggested command; beyond, $(whcore spec --inputs)
 
 
@@ -91,7 +90,7 @@ def _cmd_spec(args) -> None:
         print(f"run it: {_command_line(args, subcommand, inputs)}", file=sys.stderr)
 
 
-def _add_spec_lookup(sub) -> None:
+def add_lookup_command(sub) -> None:
     p = sub.add_parser(
         "spec",
         help="print the spec of the job writing an output of a config (for whcore <kind> --spec)",
@@ -120,10 +119,7 @@ def _add_spec_lookup(sub) -> None:
     )
     p.add_argument(
         "--schema",
-        default=str(SCHEMA),
+        default=str(SCHEMA_PATH),
         help="the workflow's config schema (default: this checkout's)",
     )
     p.set_defaults(func=_cmd_spec)
-
-
-add_lookup_command = _add_spec_lookup
