@@ -114,6 +114,20 @@ class JobPlan:
             if job.kind == "train" and "spectra" in job.spec.outputs
         )
 
+    def _add(
+        self,
+        path: str,
+        kind: type[JobSpec],
+        spec: dict,
+        inputs: tuple[str, ...] | None = None,
+        labels: dict | None = None,
+    ) -> None:
+        """The job of ``kind`` whose first output is ``path``: its spec checked and canonical,
+        its inputs those its spec names unless given."""
+        spec = kind.from_dict(canonical(spec), f"job {path}")
+        inputs = spec.inputs() if inputs is None else inputs
+        self.jobs[path] = Job(spec, inputs, labels or {})
+
     # -- synthetic targets
 
     def _add_target(self, experiment, dataset, family, n, max_degree, k, seed) -> None:
@@ -126,9 +140,7 @@ class JobPlan:
             "seed": seed,
             "outputs": {"target": path},
         }
-        self.jobs[path] = Job(
-            TargetSpec.from_dict(spec, f"job {path}"), (), {"experiment": experiment}
-        )
+        self._add(path, TargetSpec, spec, labels={"experiment": experiment})
         self._targets.setdefault(experiment, {})[dataset] = {**spec, "path": path}
 
     def _add_targets(self) -> None:
@@ -178,9 +190,7 @@ class JobPlan:
             "outputs": outputs,
         }
         # TrainSpec fills the training defaults: one canonical spec
-        spec = TrainSpec.from_dict(canonical(spec), f"job {outputs['records']}")
-        job = Job(spec, (data["path"],), {"experiment": experiment})
-        self.jobs[outputs["records"]] = job
+        self._add(outputs["records"], TrainSpec, spec, labels={"experiment": experiment})
 
     def _add_training(self) -> None:
         config = self.config
@@ -266,14 +276,10 @@ class JobPlan:
                 raw = Layout.RAW.format(dataset=name, filename=raw_file_name(source))
                 spec = {"dataset": name, "url": source["url"], "sha256": source["sha256"],
                         "outputs": {"raw": raw}}  # fmt: skip
-                self.jobs[raw] = Job(
-                    DownloadUserSpec.from_dict(spec, f"job {raw}"), (), {"dataset": name}
-                )
+                self._add(raw, DownloadUserSpec, spec, labels={"dataset": name})
             data = Layout.data(name)
             spec = {"dataset": name, "raw": raw, "source": source, "outputs": {"data": data}}
-            self.jobs[data] = Job(
-                UserDataSpec.from_dict(canonical(spec), f"job {data}"), (raw,), {"dataset": name}
-            )
+            self._add(data, UserDataSpec, spec, labels={"dataset": name})
 
     def _add_epistasis(self) -> None:
         """For each analysed dataset: the spectra of the selected standard and HashWH networks
@@ -302,14 +308,14 @@ class JobPlan:
                 "outputs": tables,
             }
             inputs = (Layout.data(name), selected)
-            self.jobs[tables["interactions"]] = Job(
-                EpistasisSpec.from_dict(canonical(spec), f"job {tables['interactions']}"), inputs
-            )
+            self._add(tables["interactions"], EpistasisSpec, spec, inputs)
             stem = self.layout.figure_stem(f"epistasis_{name}")
             title = config["real"]["datasets"][name].get("title", name)
             figure = {"dataset": name, "title": title, "outputs": {"stem": stem}}
-            self.jobs[f"{stem}.pdf"] = Job(
-                EpistasisFigureSpec.from_dict(canonical(figure), f"job {stem}"),
+            self._add(
+                f"{stem}.pdf",
+                EpistasisFigureSpec,
+                figure,
                 tuple(tables.values()),
                 {"dataset": name},
             )
@@ -335,9 +341,7 @@ class JobPlan:
                     "data": self._real_data(name, ds, size, dseed),
                     "outputs": {"records": path},
                 }
-                self.jobs[path] = Job(
-                    BaselinesSpec.from_dict(canonical(spec), f"job {path}"), (Layout.data(name),)
-                )
+                self._add(path, BaselinesSpec, spec)
 
     def _add_analyses(self) -> None:
         config = self.config
@@ -352,9 +356,7 @@ class JobPlan:
                     "seed": config["ablation"]["seed"],
                     "outputs": {"table": path},
                 }
-                self.jobs[path] = Job(
-                    AblationSpec.from_dict(canonical(spec), f"job {path}"), (Layout.data(name),)
-                )
+                self._add(path, AblationSpec, spec)
         if config["entacmaea_energy"]["enabled"]:
             path = self.layout.table_path("entacmaea_energy")
             spec = {
@@ -362,10 +364,7 @@ class JobPlan:
                 "top": config["entacmaea_energy"]["top"],
                 "outputs": {"table": path},
             }
-            self.jobs[path] = Job(
-                EntacmaeaEnergySpec.from_dict(canonical(spec), f"job {path}"),
-                (Layout.data("entacmaea"),),
-            )
+            self._add(path, EntacmaeaEnergySpec, spec)
 
     # -- aggregation, figures, claims
 
@@ -390,9 +389,8 @@ class JobPlan:
             if experiment == "spectrum":
                 spec["figure_train_size"] = self.config["spectrum"]["figure_train_size"]
             inputs = [p for paths in self.aggregate_inputs(experiment).values() for p in paths]
-            spec = AggregateSpec.from_dict(canonical(spec), f"job {experiment} tables")
-            job = Job(spec, tuple(inputs), {"experiment": experiment})
-            self.jobs[self.layout.table_path(names[0])] = job
+            first = self.layout.table_path(names[0])
+            self._add(first, AggregateSpec, spec, tuple(inputs), {"experiment": experiment})
 
     def figure_settings(self) -> dict:
         """What figures need to know from the config."""
@@ -417,9 +415,7 @@ class JobPlan:
                 "outputs": {"stem": stem},
             }
             tables = tuple(self._tables(figure.tables))
-            self.jobs[f"{stem}.pdf"] = Job(
-                FigureSpec.from_dict(canonical(spec), f"job {stem}"), tables, {"figure": figure_id}
-            )
+            self._add(f"{stem}.pdf", FigureSpec, spec, tables, {"figure": figure_id})
         names = [n for e, names in CLAIM_TABLES.items() if self.enabled(e) for n in names]
         outputs = {
             "md": self.layout.claims_md,
@@ -427,7 +423,5 @@ class JobPlan:
             "provenance": self.layout.provenance,
         }
         settings = self.figure_settings()  # the speed claim's runtime cell
-        claims_spec = {"outputs": outputs, "settings": settings}
-        claims_spec = ClaimsSpec.from_dict(canonical(claims_spec), f"job {outputs['md']}")
-        claims = Job(claims_spec, tuple(self._tables(names)))
-        self.jobs[outputs["md"]] = claims
+        claims = {"outputs": outputs, "settings": settings}
+        self._add(outputs["md"], ClaimsSpec, claims, tuple(self._tables(names)))

@@ -143,6 +143,11 @@ class JobSpec(Fields):
             roles = ", ".join(self.OUTPUTS + self.OPTIONAL_OUTPUTS)
             raise SpecError(f"{source}: field outputs must name {roles} (paths)")
 
+    def inputs(self) -> tuple[str, ...]:
+        """The files the job reads that its spec names (the contract adds those it does not:
+        the tables an aggregation, a figure or the claims read)."""
+        return ()
+
     @classmethod
     def read(cls, text: str | Path):
         """The spec of ``--spec`` (a JSON string or a YAML/JSON file's path)."""

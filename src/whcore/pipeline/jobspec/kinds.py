@@ -66,6 +66,9 @@ class BaselinesSpec(JobSpec):
     data: DataSplit
     outputs: dict
 
+    def inputs(self) -> tuple[str, ...]:
+        return (self.data.path,)
+
 
 @dataclass(frozen=True)
 class AblationSpec(JobSpec):
@@ -84,6 +87,9 @@ class AblationSpec(JobSpec):
     outputs: dict
     standardize: bool = optional(True)
 
+    def inputs(self) -> tuple[str, ...]:
+        return (self.data,)
+
 
 @dataclass(frozen=True)
 class EntacmaeaEnergySpec(JobSpec):
@@ -96,6 +102,9 @@ class EntacmaeaEnergySpec(JobSpec):
     outputs: dict
     top: int = 100
     include_constant: bool = optional(False)
+
+    def inputs(self) -> tuple[str, ...]:
+        return (self.data,)
 
 
 @dataclass(frozen=True)
@@ -165,6 +174,9 @@ class UserDataSpec(JobSpec):
     raw: str
     source: dict
     outputs: dict
+
+    def inputs(self) -> tuple[str, ...]:
+        return (self.raw,)
 
 
 @dataclass(frozen=True)

@@ -239,6 +239,9 @@ class TrainSpec(JobSpec):
         if "spectra" in self.outputs and not self.spectrum:
             raise SpecError(f"{source}: outputs.spectra needs spectrum: true")
 
+    def inputs(self) -> tuple[str, ...]:
+        return (self.data.path,)
+
     def train_config(self, device: str, log_every: int) -> TrainConfig:
         settings: dict[str, Any] = {k: v for k, v in self.training.items() if k != "seeds"}
         return TrainConfig(**settings, device=device, log_every=log_every)
