@@ -22,6 +22,7 @@ from whcore.pipeline.jobspec import (
     TargetSpec,
     training_defaults,
 )
+from whcore.pipeline.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "workflow" / "tiny.yaml"
@@ -229,3 +230,17 @@ def test_training_defaults_are_train_configs():
         for k, v in dataclasses.asdict(TrainConfig()).items()
         if k not in ("device", "log_every")
     }
+
+
+def test_every_path_comes_from_the_layout():
+    layout = Layout("quick")
+    assert layout.records_of("spectrum").startswith("results/quick/runs/spectrum/{dataset}/")
+    assert layout.log(layout.table_path("real_selected")) == "logs/quick/tables/real_selected.log"
+    assert layout.log(Layout.data("gb1")) == "logs/quick/data/gb1.log"
+    assert Layout.is_resource(Layout.data("gb1")) and not Layout.is_resource(layout.claims_md)
+    assert layout.is_other_run("results/paper/claims.md") and not layout.is_other_run(
+        layout.claims_md
+    )
+    for job in contract().jobs.values():  # every output under the run's folder or resources/
+        for path in job.spec.outputs.values():
+            assert path.startswith(("results/tiny/", "resources/")), path
