@@ -231,22 +231,20 @@ def _read_tables(paths) -> dict:
     return {Path(path).stem: pd.read_parquet(path) for path in paths}
 
 
-def _cmd_figure(args) -> None:
-    from .figures.registry import draw_figure
+def _save_figure(fig, spec) -> None:
+    """Write a figure job's PDF and PNG (its output ``stem``) with the provenance."""
     from .figures.style import save_figure
 
-    spec = FigureSpec.read(args.spec)
     (stem,) = _outputs(spec, "stem")
-    fig = draw_figure(spec.figure, _read_tables(args.tables), spec.settings)
     for path in save_figure(fig, stem, provenance()):
         print(f"wrote {path}")
 
 
-def _add_figure(sub) -> None:
-    p = sub.add_parser("figure", help="draw one paper figure (PDF and PNG) from its tables")
-    _add_spec(p)
-    p.add_argument("--tables", nargs="+", required=True, help="the tables it reads (Parquet)")
-    p.set_defaults(func=_cmd_figure)
+def _cmd_figure(args) -> None:
+    from .figures.registry import draw_figure
+
+    spec = FigureSpec.read(args.spec)
+    _save_figure(draw_figure(spec.figure, _read_tables(args.tables), spec.settings), spec)
 
 
 def _cmd_claims(args) -> None:
@@ -264,13 +262,6 @@ def _cmd_claims(args) -> None:
             provenance_table(args.tables).to_csv(tmp, sep="\t", index=False)
     for claim in claims:
         print(f"{claim.verdict:>14}  {claim.id}")
-
-
-def _add_claims(sub) -> None:
-    p = sub.add_parser("claims", help="check the paper's claims against the tables")
-    _add_spec(p)
-    p.add_argument("--tables", nargs="+", required=True, help="experiment tables (Parquet)")
-    p.set_defaults(func=_cmd_claims)
 
 
 # --- datasets by configuration and the learned epistasis ----------------------------------------
@@ -326,13 +317,9 @@ def _cmd_epistasis(args) -> None:
 
 def _cmd_epistasis_figure(args) -> None:
     from .figures.epistasis import epistasis_figure
-    from .figures.style import save_figure
 
     spec = EpistasisFigureSpec.read(args.spec)
-    (stem,) = _outputs(spec, "stem")
-    fig = epistasis_figure(_read_tables(args.tables), spec.to_dict())
-    for path in save_figure(fig, stem, provenance()):
-        print(f"wrote {path}")
+    _save_figure(epistasis_figure(_read_tables(args.tables), spec.to_dict()), spec)
 
 
 def _add_user_commands(sub) -> None:
@@ -355,18 +342,21 @@ def _add_user_commands(sub) -> None:
         help="auto, cpu, cuda or cuda:K (default: $WHCORE_DEVICE or auto)",
     )
     p.set_defaults(func=_cmd_epistasis)
-    p = sub.add_parser("epistasis-figure", help="draw the energy-by-degree figure of epistasis")
-    _add_spec(p)
-    p.add_argument("--tables", nargs="+", required=True, help="its two epistasis tables")
-    p.set_defaults(func=_cmd_epistasis_figure)
+    _add_spec_command(sub, "epistasis-figure", "draw the energy-by-degree figure of epistasis",
+                      _cmd_epistasis_figure, tables="its two epistasis tables")  # fmt: skip
 
 
-def _add_spec_command(sub, name: str, help: str, func, threads: bool = False) -> None:
-    """A job subcommand whose only input is its spec (and, for some, a share of cores)."""
+def _add_spec_command(
+    sub, name: str, help: str, func, threads: bool = False, tables: str = ""
+) -> None:
+    """A job subcommand that takes its spec (and, for some, a share of cores, or the tables it
+    reads: ``tables`` is their help text)."""
     p = sub.add_parser(name, help=help)
     _add_spec(p)
     if threads:
         _add_threads(p)
+    if tables:
+        p.add_argument("--tables", nargs="+", required=True, help=tables)
     p.set_defaults(func=func)
 
 
@@ -383,6 +373,10 @@ def _add_spec_commands(sub) -> None:
         "top, include_constant; outputs: table, optional coefficients)",
         _cmd_entacmaea_energy,
     )
+    _add_spec_command(sub, "figure", "draw one paper figure (PDF and PNG) from its tables",
+                      _cmd_figure, tables="the tables it reads (Parquet)")  # fmt: skip
+    _add_spec_command(sub, "claims", "check the paper's claims against the tables", _cmd_claims,
+                      tables="experiment tables (Parquet)")  # fmt: skip
 
 
 def add_job_commands(sub) -> None:
@@ -391,7 +385,5 @@ def add_job_commands(sub) -> None:
         _add_spec_commands,
         _add_user_commands,
         _add_aggregate,
-        _add_figure,
-        _add_claims,
     ):
         add(sub)

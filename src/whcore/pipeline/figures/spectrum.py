@@ -173,6 +173,13 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
     return fig
 
 
+def _plot_curve(ax, curves, line, size, column, **style) -> None:
+    """One method's summary curve of ``column`` at one train size."""
+    part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
+    ax.plot(part["epoch"], part[column], color=line.color, ls=line.style, label=line.label,
+            **style)  # fmt: skip
+
+
 def _line_panels(curves, sizes, panels, ylabel_of, title_of):
     lines = curves_of(curves)
     fig, axes = subplots(
@@ -182,15 +189,7 @@ def _line_panels(curves, sizes, panels, ylabel_of, title_of):
         for col, column in enumerate(panels):
             ax = axes[row, col]
             for line in lines:
-                part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
-                ax.plot(
-                    part["epoch"],
-                    part[column],
-                    color=line.color,
-                    ls=line.style,
-                    lw=1,
-                    label=line.label,
-                )
+                _plot_curve(ax, curves, line, size, column, lw=1)
             ax.set_yscale("log")
             ax.set_title(title_of(column, size) if row == 0 else "")
             ax.set_ylabel(ylabel_of(column, size) if col == 0 else "")
@@ -254,16 +253,7 @@ def degree_sae_energy(tables: dict, settings: dict, appendix: bool = False):
                         ax.plot(
                             run["epoch"], run[column], color=line.color, lw=0.4, alpha=0.3, zorder=1
                         )
-                part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
-                ax.plot(
-                    part["epoch"],
-                    part[column],
-                    color=line.color,
-                    ls=line.style,
-                    lw=1.3,
-                    label=line.label,
-                    zorder=3,
-                )
+                _plot_curve(ax, curves, line, size, column, lw=1.3, zorder=3)
             ax.set_yscale("log")
             ax.set_title(f"degree {d}" if r == 0 else "")
             ax.set_ylabel(
