@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from whcore.data.splits import split_indices
+from whcore.data.splits import unit_seed, unit_split
 from whcore.pipeline import baselines
 from whcore.pipeline.cli import main
 from whcore.pipeline.jobs import load_job_data
@@ -20,7 +20,7 @@ def _table(path, seed=0, rows=200, n=6):
     rng = np.random.default_rng(1)
     x = rng.integers(0, 2, (rows, n))
     y = 2.0 * x[:, 0] + rng.normal(0, 0.1, rows)
-    test = split_indices(rows, SIZES["train"], SIZES["val"], SIZES["test"], seed).test
+    test = unit_split(rows, SIZES["train"], SIZES["val"], SIZES["test"], unit_seed(SIZES["train"], seed)).test
     y[test] = -2.0 * x[test, 0] + rng.normal(0, 0.1, len(test))
     frame = pd.DataFrame(x, columns=[f"b{i}" for i in range(n)]).assign(y=y)
     frame.to_parquet(path)
@@ -83,7 +83,7 @@ def test_rows_and_records_match_the_network_jobs(tmp_path):
     assert set(records["dataset"]) == {"gb1"} and set(records["status"]) == {"ok"}
     # The networks' loader sees the same rows: the Lasso fitted on its train split predicts the
     # same validation MSE as the baseline job reports.
-    data, _ = load_job_data(
+    data, _, _ = load_job_data(
         {
             "source": "table",
             "path": str(path),

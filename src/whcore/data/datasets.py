@@ -21,7 +21,7 @@ import pandas as pd
 from ..core.io import read_parquet_metadata, write_parquet
 from . import parsers as _parsers
 from .download import fetch, sha256_of
-from .splits import Split, split_indices
+from .splits import Split, unit_seed, unit_split
 
 __all__ = [
     "NAMES",
@@ -282,9 +282,9 @@ def split(name: str, train_size: int, data_seed: int, size: int | None = None) -
     """The paper's split of ``name``: ``train_size`` rows for training, then validation and
     test by the registry's rule (Entacmaea: the rest in two halves; others 20000 / 20000)."""
     info = get(name)
-    return split_indices(
-        info.rows if size is None else size, train_size, info.val_size, info.test_size, data_seed
-    )
+    rows = info.rows if size is None else size
+    unit = unit_seed(train_size, data_seed)
+    return unit_split(rows, train_size, info.val_size, info.test_size, unit)
 
 
 def describe(name: str, parquet: str | Path) -> str:

@@ -1,4 +1,5 @@
-"""A training job's data: read a binarized table, sample a g*, split, standardize."""
+"""A training job's data: read a binarized table, sample a g*, split, standardize; every
+random choice from the unit's seed (``whcore.data.splits.unit_seed``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import pandas as pd
 
 from ..core.rng import derive_seed
 from ..core.training import Data
-from .splits import split_indices
+from .splits import training_seed, unit_seed, unit_split
 from .synthetic import SparseTarget, sample_inputs
 
-__all__ = ["load_job_data", "read_table", "split_data", "standardize"]
+__all__ = ["load_job_data", "read_table", "split_data", "standardize", "training_seed", "unit_seed"]
 
 
 def standardize(y: np.ndarray) -> np.ndarray:
@@ -38,26 +39,30 @@ def _pool_size(data: dict, n: int) -> int:
     return 2**n if "rest" in sizes else sum(sizes)
 
 
-def load_job_data(data: dict) -> tuple[Data, SparseTarget | None]:
-    """The splits of a spec's ``data`` section (and the g* of synthetic data)."""
+def load_job_data(data: dict) -> tuple[Data, SparseTarget | None, int]:
+    """The splits of a spec's ``data`` section, the g* of synthetic data (else None) and the
+    unit's seed (``unit_seed``)."""
     target = None
     if data["source"] == "synthetic":
         target = SparseTarget.from_json(data["path"])
+        unit = unit_seed(data["train_size"], data["data_seed"], target.digest())
         pool = _pool_size(data, target.n)
-        x = sample_inputs(target.n, pool, derive_seed("inputs", data["data_seed"]))
+        x = sample_inputs(target.n, pool, derive_seed("inputs", unit))
         y = target(x)
     else:
+        unit = unit_seed(data["train_size"], data["data_seed"])
         x, y = read_table(data["path"])
     sizes = (data["train_size"], data["val_size"], data["test_size"])
-    return split_data(x, y, *sizes, data["data_seed"], data["standardize"]), target
+    return split_data(x, y, *sizes, unit, data["standardize"]), target, unit
 
 
-def split_data(x, y, train_size, val_size, test_size, data_seed, standardize_y) -> Data:
-    """The train / validation / test rows of a data seed, y standardized over the whole table
-    first if asked: networks and baselines split every table with this one function."""
+def split_data(x, y, train_size, val_size, test_size, unit, standardize_y) -> Data:
+    """The train / validation / test rows of a unit (``unit_seed``), y standardized over the
+    whole table first if asked: networks and baselines split every table with this one
+    function."""
     if standardize_y:
         y = standardize(y)
-    split = split_indices(len(y), train_size, val_size, test_size, data_seed)
+    split = unit_split(len(y), train_size, val_size, test_size, unit)
     return Data(
         x[split.train], y[split.train], x[split.val], y[split.val], x[split.test], y[split.test]
     )

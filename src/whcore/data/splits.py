@@ -1,4 +1,10 @@
-"""Disjoint train / validation / test index sets from a seed (stable, see ``whcore.rng``)."""
+"""Disjoint train / validation / test index sets from a seed (stable, see ``whcore.core.rng``),
+and the seeds of a unit of replication.
+
+The unit of replication is one subsample: a table (or g* draw), a train size and a data seed.
+Everything random about a unit (the inputs sampled for a g*, the split, the training seeds of
+its networks and the seeds of its baselines) derives from ``unit_seed``, so no two units share
+inputs, a split or an initialization: training seed 0 of one unit is not seed 0 of another."""
 
 from __future__ import annotations
 
@@ -6,9 +12,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.rng import stable_permutation
+from ..core.rng import derive_seed, stable_permutation
 
-__all__ = ["Split", "split_indices"]
+__all__ = ["Split", "split_indices", "training_seed", "unit_seed", "unit_split"]
+
+
+def unit_seed(train_size: int, data_seed: int, source: str = "table") -> int:
+    """The seed of one unit: its source (``"table"``, or a g* draw's ``SparseTarget.digest``),
+    train size and data seed. Tables need no identity of their own: the units of one table
+    differ by train size and data seed, and units of different tables never share rows."""
+    return derive_seed("unit", source, int(train_size), int(data_seed))
+
+
+def training_seed(unit: int, seed: int) -> int:
+    """The seed a network with training seed ``seed`` of ``unit`` starts from (weights, batch
+    order, hashing matrices): unique per (unit, seed)."""
+    return derive_seed("training", int(unit), int(seed))
+
+
+def unit_split(size: int, train: int, val: int | str, test: int | str, unit: int) -> Split:
+    """The split of a unit (``unit_seed``) of a table of ``size`` rows."""
+    return split_indices(size, train, val, test, derive_seed("split", unit))
 
 
 @dataclass(frozen=True)

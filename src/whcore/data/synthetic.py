@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from math import comb
@@ -44,6 +45,15 @@ class SparseTarget:
             raise ValueError(f"inputs have {x.shape[-1]} features, the target has n = {self.n}")
         parity = (x.astype(np.int64) @ np.asarray(self.frequencies, dtype=np.int64).T) % 2
         return (1 - 2 * parity) @ np.asarray(self.amplitudes, dtype=np.float64) / self.k
+
+    def digest(self) -> str:
+        """A short hex digest of the function (n, frequencies, amplitudes): what identifies a
+        g* draw wherever its file lives."""
+        h = hashlib.blake2b(digest_size=8)
+        h.update(np.int64(self.n).tobytes())
+        h.update(np.ascontiguousarray(self.frequencies, dtype=np.uint8).tobytes())
+        h.update(np.ascontiguousarray(self.amplitudes, dtype="<f8").tobytes())
+        return h.hexdigest()
 
     def coefficients(self) -> dict[int, float]:
         """{frequency as MSB-first int: coefficient of y in sum G chi units} (n <= 62)."""

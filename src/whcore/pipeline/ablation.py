@@ -151,16 +151,23 @@ def run_ablation(
 
 
 def ablation_job(spec: AblationSpec, threads: int = 1, log=print) -> tuple[pd.DataFrame, dict]:
-    """An ablation job's table (its dataset's name in a first column) and summary numbers."""
+    """An ablation job's table (its dataset's name in a first column): one forest, split and
+    pruning per seed ``spec.seed``, ``spec.seed + 1``, ... (``spec.repeats`` of them, the
+    ablation claim's units), and the summary numbers of each."""
     from ..data.loading import read_table
 
     x, y = read_table(spec.data)
-    table, info = run_ablation(
-        x, y, spec.train_size, spec.test_size, spec.max_depth, spec.n_trees, spec.steps,
-        spec.seed, spec.standardize, threads, log=log,
-    )  # fmt: skip
+    tables, infos = [], []
+    for seed in range(spec.seed, spec.seed + spec.repeats):
+        table, info = run_ablation(
+            x, y, spec.train_size, spec.test_size, spec.max_depth, spec.n_trees, spec.steps,
+            seed, spec.standardize, threads, log=log,
+        )  # fmt: skip
+        tables.append(table)
+        infos.append(info)
+    table = pd.concat(tables, ignore_index=True)
     table.insert(0, "dataset", spec.dataset)
-    return table, info
+    return table, {"forests": infos}
 
 
 def _timed(fn, *args):

@@ -1,7 +1,7 @@
 """Baselines on the real datasets: Lasso, random forest and XGBoost over a hyperparameter grid.
 
 One job = one (dataset, model family, train size, data seed) and the family's whole grid, on
-exactly the rows the networks see for that data seed (``whcore.jobs.split_data``). Every grid
+exactly the rows the networks see for that unit (``whcore.data.loading.split_data``). Every grid
 point becomes one record with the columns network runs use where they mean the same thing
 (``method``, ``train_size``, ``data_seed``, ``{train,val,test}_{r2,mse}``, ``status``) plus its
 hyperparameters, ``fit_time`` (seconds) and ``model_seed``. Selection on the validation split
@@ -90,15 +90,16 @@ def _scores(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
 
 
 def fit_grid(
-    data, family: str, grid: dict, data_seed: int, threads: int = 1, log=print
+    data, family: str, grid: dict, unit: int, threads: int = 1, log=print
 ) -> pd.DataFrame:
     """Fit every grid point on ``data`` (a ``whcore.training.Data``); one record per point.
 
     BLAS and OpenMP pools are capped at ``threads`` too, so a job never uses more cores than
-    it was given."""
+    it was given. The models' random state derives from the ``unit``
+    (``whcore.data.loading.unit_seed``)."""
     from threadpoolctl import threadpool_limits
 
-    seed = derive_seed("baseline", family, data_seed) % 2**32  # NumPy seeds are 32-bit
+    seed = derive_seed("baseline", family, unit) % 2**32  # NumPy seeds are 32-bit
     records = []
     with threadpool_limits(limits=threads):
         for params in grid_points(family, grid):
@@ -128,12 +129,13 @@ def run_baselines(
 ) -> pd.DataFrame:
     """One baseline job on a binarized table: every point of ``grid`` (the paper's grids live
     in the workflow config)."""
-    from ..data.loading import read_table, split_data
+    from ..data.loading import read_table, split_data, unit_seed
 
     dataset = dataset or Path(path).stem
     x, y = read_table(str(path))
-    data = split_data(x, y, train_size, val_size, test_size, data_seed, standardize)
-    records = fit_grid(data, family, grid, data_seed, threads, log)
+    unit = unit_seed(train_size, data_seed)
+    data = split_data(x, y, train_size, val_size, test_size, unit, standardize)
+    records = fit_grid(data, family, grid, unit, threads, log)
     return records.assign(dataset=dataset, train_size=train_size, data_seed=data_seed)
 
 

@@ -22,7 +22,7 @@ from ..core.spectrum import MAX_EXACT_N, exact_spectrum
 from ..core.spright import decode, design, sample_values
 from ..core.training import Member, TrainConfig, train_members
 from ..core.wht import int_to_bits
-from ..data.loading import load_job_data
+from ..data.loading import load_job_data, training_seed
 from .canonical import canonical
 from .jobspec import EpistasisSpec
 
@@ -117,7 +117,7 @@ def energy_by_degree(bits: np.ndarray, coefs: np.ndarray, n: int) -> pd.DataFram
     return table[table["degree"] > 0].reset_index(drop=True)
 
 
-def _retrain(data, pick: dict, training: dict, device: str, log):
+def _retrain(data, unit: int, pick: dict, training: dict, device: str, log):
     """Train the picked configuration again up to its best epoch; (model, records)."""
     captured = {}
 
@@ -131,7 +131,7 @@ def _retrain(data, pick: dict, training: dict, device: str, log):
         device=device,
         log_every=0,
     )
-    member = Member(0, dict(pick["params"]), pick["seed"])
+    member = Member(0, dict(pick["params"]), training_seed(unit, pick["seed"]))
     records = train_members(data, pick["method"], [member], settings, keep, log)
     if "model" not in captured:
         raise RuntimeError(
@@ -145,7 +145,7 @@ def learned_epistasis(spec: EpistasisSpec, selected: pd.DataFrame, device: str =
     """The tables of an epistasis job: (top interactions, energy by degree), one block of rows
     per method (standard and HashWH, as selected)."""
     split = spec.data
-    data, _ = load_job_data(split.to_mapping())
+    data, _, unit = load_job_data(split.to_mapping())
     names = [c for c in pd.read_parquet(split.path).columns if c != "y"]
     n = len(names)
     picks = selected_configurations(
@@ -158,7 +158,7 @@ def learned_epistasis(spec: EpistasisSpec, selected: pd.DataFrame, device: str =
         )
     tops, energies = [], []
     for pick in picks:
-        model, records = _retrain(data, pick, dict(spec.training), device, log)
+        model, records = _retrain(data, unit, pick, dict(spec.training), device, log)
         at_best = records[records["epoch"] == pick["best_epoch"]].iloc[0]
         bits, coefs, how = network_spectrum(model, n, **spec.spright)
         log(

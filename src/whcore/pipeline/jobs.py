@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metrics
 from ..core.training import train_grid
-from ..data.loading import load_job_data
+from ..data.loading import load_job_data, training_seed
 from ..data.synthetic import SparseTarget
 from .canonical import param_tag
 from .jobspec import TrainSpec
@@ -62,10 +62,12 @@ def run_job(
 
     Records carry the job's identity (method, the configuration's params, train size, data
     seed) as columns. Spectra (only with ``spectrum: true``): one row per (seed, epoch), one
-    column per frequency.
+    column per frequency. A record's ``seed`` is the spec's training seed; the network started
+    from ``model_seed``, that seed derived for the job's unit (``training_seed``).
     """
-    data, target = load_job_data(spec.data.to_mapping())
-    seeds = [int(s) for s in spec.training["seeds"]]
+    data, target, unit = load_job_data(spec.data.to_mapping())
+    label_of = {training_seed(unit, s): int(s) for s in spec.training["seeds"]}
+    seeds = list(label_of)
     settings = spec.train_config(device, log_every)
     callback, spectra = None, None
     if spec.spectrum:
@@ -79,6 +81,9 @@ def run_job(
         mine = records[records["config"] == index].drop(columns="config")
         mine = mine.reset_index(drop=True).assign(**_identity(spec, params))
         frame = None if spectra is None else _spectra_frame(spectra, index, mine)
+        mine = mine.assign(model_seed=mine["seed"], seed=mine["seed"].map(label_of))
+        if frame is not None:
+            frame["seed"] = frame["seed"].map(label_of)
         results.append(ConfigurationResult(params, mine, frame))
     return results
 

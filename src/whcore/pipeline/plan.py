@@ -354,6 +354,7 @@ class JobPlan:
                     **forest,
                     "steps": config["ablation"]["steps"],
                     "seed": config["ablation"]["seed"],
+                    "repeats": config["ablation"]["repeats"],
                     "outputs": {"table": path},
                 }
                 self._add(path, AblationSpec, spec)

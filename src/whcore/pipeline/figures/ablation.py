@@ -1,7 +1,8 @@
 """Figure 5c: test R^2 of a random forest's pruned exact spectrum, by degree vs by amplitude.
 
 Reads the tables of ``whcore ablation`` (never raw data): one panel per dataset, test R^2
-against the number of coefficients kept, one line per deletion order.
+against the number of coefficients kept, one line per deletion order: the mean over the
+forests (one per seed, each on its own split), their range shaded.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ _ORDERS = {
     "amplitude": ("smallest amplitude removed first", "#7570b3", "o"),
     "degree": ("highest degree removed first", "#d95f02", "s"),
 }
-_COLUMNS = {"dataset", "order", "kept", "test_r2", "n_coefficients", "forest_test_r2"}
+_COLUMNS = {"dataset", "order", "step", "kept", "test_r2", "n_coefficients", "forest_test_r2"}
+_FOREST = ["seed"]  # one forest (and split) per seed
 
 
 def plot_ablation(table: pd.DataFrame):
@@ -28,10 +30,18 @@ def plot_ablation(table: pd.DataFrame):
     for ax, dataset in zip(axes[0], datasets):
         rows = table[table["dataset"] == dataset]
         for order, (label, color, marker) in _ORDERS.items():
-            line = rows[rows["order"] == order].sort_values("kept")
+            # One line per order: the mean over the forests (seeds), their range shaded.
+            line = (
+                rows[rows["order"] == order].groupby("step")
+                .agg(kept=("kept", "mean"), mean=("test_r2", "mean"), low=("test_r2", "min"),
+                     high=("test_r2", "max"))
+                .sort_values("kept")
+            )  # fmt: skip
+            ax.fill_between(line["kept"], line["low"], line["high"], color=color, alpha=0.2,
+                            linewidth=0)  # fmt: skip
             ax.plot(
                 line["kept"],
-                line["test_r2"],
+                line["mean"],
                 color=color,
                 marker=marker,
                 markersize=3,
@@ -39,7 +49,7 @@ def plot_ablation(table: pd.DataFrame):
                 label=label,
             )
         ax.axhline(
-            rows["forest_test_r2"].iloc[0],
+            rows.drop_duplicates(_FOREST)["forest_test_r2"].mean(),
             color="#4d4d4d",
             linestyle=":",
             linewidth=0.8,
@@ -48,7 +58,11 @@ def plot_ablation(table: pd.DataFrame):
         ax.invert_xaxis()  # pruning proceeds to the right
         ax.xaxis.set_major_formatter(EngFormatter(sep=""))
         ax.set_xlabel("Fourier coefficients kept")
-        ax.set_title(f"{dataset_title(dataset)}: K = {int(rows['n_coefficients'].iloc[0]):,}")
+        forests = rows.drop_duplicates(_FOREST)
+        size = f"K = {int(forests['n_coefficients'].mean()):,}"
+        if len(forests) > 1:
+            size = f"{len(forests)} forests, mean {size}"
+        ax.set_title(f"{dataset_title(dataset)}: {size}")
     axes[0][0].set_ylabel("test $R^2$")
     axes[0][0].legend(frameon=False, loc="lower left")
     fig.tight_layout()

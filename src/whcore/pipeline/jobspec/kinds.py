@@ -86,6 +86,7 @@ class AblationSpec(JobSpec):
     seed: int
     outputs: dict
     standardize: bool = optional(True)
+    repeats: int = optional(1)  # forests with seeds seed, seed + 1, ...
 
     def inputs(self) -> tuple[str, ...]:
         return (self.data,)
