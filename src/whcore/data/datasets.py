@@ -283,7 +283,7 @@ def split(name: str, train_size: int, data_seed: int, size: int | None = None) -
     test by the registry's rule (Entacmaea: the rest in two halves; others 20000 / 20000)."""
     info = get(name)
     rows = info.rows if size is None else size
-    unit = unit_seed(train_size, data_seed)
+    unit = unit_seed(train_size, data_seed, name)
     return unit_split(rows, train_size, info.val_size, info.test_size, unit)
 
 

@@ -3,6 +3,8 @@ random choice from the unit's seed (``whcore.data.splits.unit_seed``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -41,7 +43,7 @@ def _pool_size(data: dict, n: int) -> int:
 
 def load_job_data(data: dict) -> tuple[Data, SparseTarget | None, int]:
     """The splits of a spec's ``data`` section, the g* of synthetic data (else None) and the
-    unit's seed (``unit_seed``)."""
+    unit's seed (``unit_seed``: a table is named by its file's stem, the dataset's name)."""
     target = None
     if data["source"] == "synthetic":
         target = SparseTarget.from_json(data["path"])
@@ -50,7 +52,7 @@ def load_job_data(data: dict) -> tuple[Data, SparseTarget | None, int]:
         x = sample_inputs(target.n, pool, derive_seed("inputs", unit))
         y = target(x)
     else:
-        unit = unit_seed(data["train_size"], data["data_seed"])
+        unit = unit_seed(data["train_size"], data["data_seed"], Path(data["path"]).stem)
         x, y = read_table(data["path"])
     sizes = (data["train_size"], data["val_size"], data["test_size"])
     return split_data(x, y, *sizes, unit, data["standardize"]), target, unit

@@ -1,7 +1,7 @@
 """Disjoint train / validation / test index sets from a seed (stable, see ``whcore.core.rng``),
 and the seeds of a unit of replication.
 
-The unit of replication is one subsample: a table (or g* draw), a train size and a data seed.
+The unit of replication is one subsample: a dataset (or g* draw), a train size and a data seed.
 Everything random about a unit (the inputs sampled for a g*, the split, the training seeds of
 its networks and the seeds of its baselines) derives from ``unit_seed``, so no two units share
 inputs, a split or an initialization: training seed 0 of one unit is not seed 0 of another."""
@@ -17,10 +17,9 @@ from ..core.rng import derive_seed, stable_permutation
 __all__ = ["Split", "split_indices", "training_seed", "unit_seed", "unit_split"]
 
 
-def unit_seed(train_size: int, data_seed: int, source: str = "table") -> int:
-    """The seed of one unit: its source (``"table"``, or a g* draw's ``SparseTarget.digest``),
-    train size and data seed. Tables need no identity of their own: the units of one table
-    differ by train size and data seed, and units of different tables never share rows."""
+def unit_seed(train_size: int, data_seed: int, source: str) -> int:
+    """The seed of one unit: its source (a table's dataset name, or a g* draw's
+    ``SparseTarget.digest``), train size and data seed."""
     return derive_seed("unit", source, int(train_size), int(data_seed))
 
 

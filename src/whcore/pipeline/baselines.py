@@ -89,9 +89,7 @@ def _scores(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
     return mse, (1.0 - mse / variance if variance > 0 else float("nan"))
 
 
-def fit_grid(
-    data, family: str, grid: dict, unit: int, threads: int = 1, log=print
-) -> pd.DataFrame:
+def fit_grid(data, family: str, grid: dict, unit: int, threads: int = 1, log=print) -> pd.DataFrame:
     """Fit every grid point on ``data`` (a ``whcore.training.Data``); one record per point.
 
     BLAS and OpenMP pools are capped at ``threads`` too, so a job never uses more cores than
@@ -133,7 +131,7 @@ def run_baselines(
 
     dataset = dataset or Path(path).stem
     x, y = read_table(str(path))
-    unit = unit_seed(train_size, data_seed)
+    unit = unit_seed(train_size, data_seed, Path(path).stem)  # as the networks' split
     data = split_data(x, y, train_size, val_size, test_size, unit, standardize)
     records = fit_grid(data, family, grid, unit, threads, log)
     return records.assign(dataset=dataset, train_size=train_size, data_seed=data_seed)

@@ -139,14 +139,10 @@ def _add_train(sub) -> None:
 
 def _cmd_synthetic(args) -> None:
     from ..core.io import atomic_path
-    from ..data.synthetic import degree_ladder, random_sparse
 
     spec = TargetSpec.read(args.spec)
     (out,) = _outputs(spec, "target")
-    if spec.family == "degree_ladder":
-        target = degree_ladder(spec.n, spec.max_degree, spec.seed)
-    else:
-        target = random_sparse(spec.n, spec.k, spec.max_degree, spec.seed)
+    target = spec.build()
     with atomic_path(out) as tmp:
         target.to_json(tmp)
     print(f"wrote {out}: n = {target.n}, k = {target.k}, degrees {target.degrees.tolist()}")

@@ -5,11 +5,24 @@ Each claim quotes the paper's sentence, states how it is checked here, and gets 
 units, computed the same way at any scale; thresholds are stated and never tuned to results.
 Statistics (units of replication, tests, corrections, power): ``claims.stats``."""
 
+from .dynamics import cross_seed_rise
 from .exact import ablation_claims, entacmaea_claims
+from .hashing import hashing_claims
 from .real import real_claims
 from .report import evaluate_claims, write_claims
-from .spectrum import rise_after_minimum, spectrum_claims
-from .stats import ALPHA, FAILS, HOLDS, MIN_UNITS, SKIPPED, UNSURE, Claim, holm, units_needed
+from .spectrum import spectrum_claims
+from .stats import (
+    ALPHA,
+    FAILS,
+    HOLDS,
+    MIN_UNITS,
+    SKIPPED,
+    UNSURE,
+    Claim,
+    claim_power,
+    holm,
+    units_needed,
+)
 from .synthetic import speed_claim, synthetic_claims
 
 __all__ = [
@@ -21,11 +34,13 @@ __all__ = [
     "UNSURE",
     "Claim",
     "ablation_claims",
+    "claim_power",
+    "cross_seed_rise",
     "entacmaea_claims",
     "evaluate_claims",
+    "hashing_claims",
     "holm",
     "real_claims",
-    "rise_after_minimum",
     "speed_claim",
     "spectrum_claims",
     "synthetic_claims",

@@ -53,6 +53,14 @@ class TargetSpec(JobSpec):
         if self.family == "random_sparse" and self.k is None:
             raise SpecError(f"{source}: family random_sparse needs k (the number of frequencies)")
 
+    def build(self):
+        """The target function (a ``whcore.data.synthetic.SparseTarget``)."""
+        from ...data.synthetic import degree_ladder, random_sparse
+
+        if self.family == "degree_ladder":
+            return degree_ladder(self.n, self.max_degree, self.seed)
+        return random_sparse(self.n, self.k, self.max_degree, self.seed)
+
 
 @dataclass(frozen=True)
 class BaselinesSpec(JobSpec):

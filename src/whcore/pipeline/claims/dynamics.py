@@ -1,0 +1,211 @@
+"""Section 3 (Figures 1 and 3): claims about the shape of training curves, per run, over all
+epochs: the standard network learns the low degrees first, and it overfits the low degrees
+where HashWH does not.
+
+A curve's minimum is never located on the curve whose rise is measured: noise that is
+correlated from epoch to epoch (training curves are) would otherwise make a flat curve look as
+if it rose after its minimum. The minimum is located on one training seed of a unit and the
+rise measured on another seed of the same unit (``cross_seed_rise``), so the overfitting
+claim needs at least two training seeds per unit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .stats import (
+    ALPHA,
+    FAILS,
+    HOLDS,
+    UNSURE,
+    Claim,
+    compare_cells,
+    describe_effect,
+    holm,
+    needed_line,
+    paired,
+    paired_claim,
+    skipped,
+    unit_means,
+)
+
+SOURCE = "Section 3"
+RUN = ["dataset", "train_size", "data_seed", "seed"]
+UNIT = ["dataset", "train_size", "data_seed"]
+MIN_RISE = 0.01  # a rise of the SAE below this is no overfitting
+HALF = 0.5  # a frequency is "learned" once its amplitude reaches half the target's (1)
+
+
+def cross_seed_rise(curves: np.ndarray, window: int | None = None) -> float:
+    """How far the curves of one unit's seeds (rows of ``curves``, one column per epoch) rise
+    after their minimum: for every ordered pair of different seeds, the minimum's epoch is
+    located on the first (moving average over ``window`` epochs) and the rise is measured on
+    the second (the mean of its last ``window`` epochs minus its mean over the window at that
+    epoch); the mean over the pairs. A seed never measures the minimum it located, so for
+    curves that only fluctuate, however autocorrelated, the expected rise is 0. NaN with
+    fewer than two seeds or a curve shorter than two windows."""
+    curves = np.asarray(curves, dtype=float)
+    if curves.ndim != 2 or curves.shape[0] < 2:
+        return np.nan
+    length = curves.shape[1]
+    window = window or max(3, length // 20)
+    if length < 2 * window:
+        return np.nan
+    kernel = np.ones(window) / window
+    starts = [int(np.argmin(np.convolve(curve, kernel, mode="valid"))) for curve in curves]
+    rises = [
+        curves[j, -window:].mean() - curves[j, start : start + window].mean()
+        for i, start in enumerate(starts)
+        for j in range(len(curves))
+        if j != i
+    ]
+    return float(np.mean(rises))
+
+
+def _seed_curves(epochs: pd.DataFrame, variant: str, column: str):
+    """(unit key, seeds x epochs matrix) of a variant's ``column``, epochs every seed has."""
+    runs = epochs[(epochs["variant"] == variant) & (epochs["epoch"] > 0)]
+    wide = runs.set_index([*RUN, "epoch"])[column].unstack("epoch").sort_index()
+    values = wide.to_numpy(dtype=float)
+    index = wide.index.droplevel("seed")
+    starts = np.flatnonzero(~index.duplicated())
+    for start, stop in zip(starts, [*starts[1:], len(index)]):
+        block = values[start:stop]
+        yield index[start], block[:, ~np.isnan(block).any(axis=0)]
+
+
+def rises(epochs: pd.DataFrame, variant: str, degree: int) -> pd.DataFrame:
+    """Per unit (index UNIT): its ``cross_seed_rise`` of the degree's SAE (value) and whether
+    it could not be measured (diverged: fewer than two seeds or too short)."""
+    rows = [
+        {**dict(zip(UNIT, key)), "value": cross_seed_rise(curves)}
+        for key, curves in _seed_curves(epochs, variant, f"sae_deg{degree}")
+    ]
+    frame = pd.DataFrame(rows, columns=[*UNIT, "value"])
+    frame["diverged"] = frame["value"].isna()
+    return frame.set_index(UNIT)
+
+
+def _seeds_per_unit(epochs: pd.DataFrame, variant: str) -> int:
+    runs = epochs.loc[epochs["variant"] == variant, RUN].drop_duplicates()
+    counts = runs.groupby(UNIT).size()
+    return int(counts.min()) if len(counts) else 0
+
+
+def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Claim:
+    cid, source = "spectrum_standard_overfits_low_degrees", f"{SOURCE}, Figure 3"
+    quote = (
+        "looking at the lower degrees 2 and 3 we can see that the standard neural network "
+        "reduces the SAE up to some point but then starts overfitting [...] the regularization "
+        "scheme helps prevent the neural net from overfitting on the low-degree frequencies and "
+        "their SAE reduces roughly monotonously."
+    )
+    test = (
+        "For degrees 2 and 3 at every train size: (i) the standard network's SAE rises after "
+        "its minimum (the minimum located on one training seed, the rise measured on another "
+        "seed of the same unit; one-sided t-test over units, rise > 0), and (ii) every HashWH "
+        "b's rise is smaller (paired over units; cells: train size x degree x b). Does not "
+        f"hold where the standard network's rise is significantly below {MIN_RISE} (no "
+        "overfitting) or any HashWH b rises significantly more. Needs every epoch trained "
+        "(spectrum.training.patience: null) and at least two training seeds per unit."
+    )
+    if not {"sae_deg2", "sae_deg3"} <= set(epochs.columns):
+        return skipped(cid, quote, source, "no per-degree SAE of degrees 2 and 3 recorded")
+    if _seeds_per_unit(epochs, "standard") < 2:
+        return skipped(cid, quote, source, "needs at least two training seeds per unit "
+                       "(spectrum.seeds): the minimum is located on one, the rise measured on "
+                       "another")  # fmt: skip
+    rise_pairs, versus_pairs = [], []
+    for degree in (2, 3):
+        standard = rises(epochs, "standard", degree)
+        zero = standard.assign(value=0.0, diverged=False)
+        rise_pairs.append(paired(standard, zero).assign(degree=degree))
+        for variant in hashed:
+            versus = paired(standard, rises(epochs, variant, degree))
+            versus_pairs.append(versus.assign(degree=degree, hash_size=b_of[variant]))
+    rise_cell, versus_cell = ["train_size", "degree"], ["train_size", "degree", "hash_size"]
+    rise_all = pd.concat(rise_pairs, ignore_index=True)
+    versus_all = pd.concat(versus_pairs, ignore_index=True)
+    rise_cells, versus_cells = (
+        compare_cells(rise_all, rise_cell),
+        compare_cells(versus_all, versus_cell),
+    )
+    floor = compare_cells(rise_all.assign(b=MIN_RISE), rise_cell)
+    rise_holds = holm(rise_cells["p_greater"]) < ALPHA
+    versus_holds = holm(versus_cells["p_greater"]) < ALPHA
+    no_rise = bool((holm(floor["p_less"]) < ALPHA).any())
+    rises_more = holm(versus_cells["p_less"]) < ALPHA
+    expected = len(rise_cells) * len(hashed)
+    if no_rise or rises_more.any():
+        verdict = FAILS
+    elif (
+        len(rise_cells)
+        and rise_holds.all()
+        and len(versus_cells) == expected
+        and (versus_holds.all())
+    ):
+        verdict = HOLDS
+    else:
+        verdict = UNSURE
+    adjusted = np.concatenate([holm(rise_cells["p_greater"]), holm(versus_cells["p_greater"])])
+    p_value = float(np.nanmax(adjusted)) if np.isfinite(adjusted).any() else None
+    effect, uncertainty, units = describe_effect(rise_cells, "the standard network's rise")
+    per_b = []
+    for variant in hashed:
+        mine = versus_cells["hash_size"] == b_of[variant]
+        per_b.append(
+            f"b = {b_of[variant]}: smaller rise in {int(versus_holds[mine].sum())} of "
+            f"{int(mine.sum())} cells, significantly larger in {int(rises_more[mine].sum())} "
+            f"(mean rise difference {versus_cells.loc[mine, 'mean'].mean():+.4f})"
+        )
+    details = (
+        f"the standard network rises in {int(rise_holds.sum())} of {len(rise_cells)} cells"
+        + ("; its rise is significantly below the floor" if no_rise else "")
+        + "; "
+        + "; ".join(per_b)
+    )
+    needed = needed_line(versus_cells, versus_all, versus_cell) if verdict == UNSURE else ""
+    return Claim(cid, quote, test, source, verdict, effect, uncertainty, units, details, p_value,
+                 needed)  # fmt: skip
+
+
+def time_to_learn(curve: pd.DataFrame, column: str) -> float:
+    """The first epoch (>= 1) at which ``column`` reaches HALF; the last epoch + 1 if never."""
+    curve = curve[curve["epoch"] > 0]
+    reached = curve.loc[curve[column] >= HALF, "epoch"]
+    return float(reached.min()) if len(reached) else float(curve["epoch"].max() + 1)
+
+
+def learned_first_claim(epochs: pd.DataFrame) -> Claim:
+    cid, source = "spectrum_low_degrees_learned_first", f"{SOURCE}, Figure 1"
+    quote = (
+        "Aligned with the literature on simplicity bias, we observe that neural networks learn "
+        "the low-degree frequencies earlier in the epochs."
+    )
+    test = (
+        f"The standard network's learned amplitude reaches {HALF} (half the target's) on the "
+        "degree-1 frequency at an earlier epoch than on every higher degree (a degree never "
+        "learned counts as the last epoch + 1), paired over units, at every train size (cells: "
+        "train size x degree)."
+    )
+    degrees = sorted(int(c.removeprefix("amp_deg")) for c in epochs if c.startswith("amp_deg"))
+    if 1 not in degrees or len(degrees) < 2:
+        return skipped(cid, quote, source, "no learned amplitudes per degree recorded")
+    runs = epochs[epochs["variant"] == "standard"]
+    rows = [
+        {**dict(zip(RUN, key)), **{d: time_to_learn(run, f"amp_deg{d}") for d in degrees}}
+        for key, run in runs.groupby(RUN, sort=True)
+    ]
+    times = pd.DataFrame(rows, columns=[*RUN, *degrees]).assign(diverged=False)
+
+    def unit_times(degree):
+        frame = times.rename(columns={degree: "value"})[[*RUN, "value", "diverged"]]
+        return unit_means(frame.set_index(RUN), UNIT)
+
+    first = unit_times(1)
+    pairs = pd.concat(
+        [paired(unit_times(d), first).assign(degree=d) for d in degrees if d > 1],
+        ignore_index=True,
+    )
+    return paired_claim(cid, quote, test, source, pairs, ["train_size", "degree"],
+                        "epochs to learn (degree d - degree 1)", ("degree d", "degree 1"))  # fmt: skip
