@@ -123,20 +123,26 @@ def test_real_claim_verdicts(cells, verdict):
     assert claim.id == "real_hashwh_beats_standard" and claim.verdict == verdict
 
 
-def test_ablation_claim():
-    kept = [100, 50, 10]
-    table = pd.DataFrame(
-        {
-            "order": ["degree"] * 3 + ["amplitude"] * 3,
-            "kept": kept * 2,
-            "test_r2": [0.9, 0.7, 0.3, 0.9, 0.88, 0.8],
-            "forest_test_r2": 0.9,
-        }
-    )
-    (claim,) = ablation_claims({"ablation_x": table})
-    assert claim.verdict == HOLDS and "+0.3400" in claim.effect
-    table.loc[table["order"] == "amplitude", "test_r2"] = [0.9, 0.5, 0.1]
-    assert ablation_claims({"ablation_x": table})[0].verdict == FAILS
+def _ablation(amplitude_curve, forests=5):
+    """Five forests (units), each with its own small offset; steps 0 (nothing removed) to 2."""
+    rows = []
+    for seed, offset in enumerate([0.0, 0.01, -0.01, 0.02, 0.005][:forests]):
+        for step, kept in enumerate([100, 50, 10]):
+            for order, value in (("degree", [0.9, 0.7, 0.3][step]),
+                                 ("amplitude", amplitude_curve[step] + offset * (step > 0))):  # fmt: skip
+                rows.append({"seed": seed, "step": step, "removed": 100 - kept, "kept": kept,
+                             "order": order, "test_r2": value, "forest_test_r2": 0.9})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_ablation_claim_over_forests():
+    (claim,) = ablation_claims({"ablation_x": _ablation([0.9, 0.88, 0.8])})
+    assert claim.verdict == HOLDS and "+0.34" in claim.effect and "5 independent" in claim.units
+    assert ablation_claims({"ablation_x": _ablation([0.9, 0.5, 0.1])})[0].verdict == FAILS
+    # two forests are too few units for a verdict
+    assert ablation_claims({"ablation_x": _ablation([0.9, 0.88, 0.8], 2)})[0].verdict == UNSURE
+    entacmaea = ablation_claims({"ablation_entacmaea": _ablation([0.9, 0.88, 0.8])})[0]
+    assert "can hardly fail" in entacmaea.details
 
 
 def test_b_is_a_nullable_integer_column():

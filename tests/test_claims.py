@@ -105,7 +105,7 @@ def test_spectrum_comparisons(case):
 @pytest.mark.parametrize("case,level", [("holds", 0.002), ("does not hold", 0.1),
                                         ("noise only", 0.01)])  # fmt: skip
 def test_fullwh_learns_the_support_perfectly(case, level):
-    """"Perfectly": FullWH's support SAE below 1e-2 at the end of training, not merely below
+    """ "Perfectly": FullWH's support SAE below 1e-2 at the end of training, not merely below
     the standard network's."""
     tables = spectrum_tables(0.2)
     epochs = tables["spectrum_epochs"]
@@ -227,7 +227,7 @@ def test_a_method_that_diverges_more_often_cannot_win_a_cell():
 @pytest.mark.parametrize("case,ens_effect", [("holds", 0.0), ("does not hold", 0.2),
                                              ("holds", -0.2)])  # fmt: skip
 def test_ens_no_improvement_is_one_sided(case, ens_effect):
-    """"No significant improvement": an EN-S much worse than the standard network satisfies it."""
+    """ "No significant improvement": an EN-S much worse than the standard network satisfies it."""
     tables = synthetic_selected(0.0, ens_effect=ens_effect, units=8)
     assert verdicts(synthetic_claims(tables))["synthetic_ens_no_improvement"] == case
 
@@ -399,3 +399,113 @@ def test_overfitting_claim_with_hashwh_missing_from_a_train_size():
                                          (epochs["train_size"] == 100))]  # fmt: skip
     claim = next(c for c in spectrum_claims(tables) if c.id.endswith("overfits_low_degrees"))
     assert claim.verdict == UNSURE  # the standard network rises, HashWH untested at one size
+
+
+# --- the claims added for the paper's other checkable sentences: holds / does not hold / noise ---
+
+THREE = ["holds", "does not hold", "noise only"]
+
+
+def _spectrum(case, **changes):
+    from calibration_tables import spectrum_levels, spectrum_tables
+
+    return spectrum_tables(np.random.default_rng(THREE.index(case)), spectrum_levels(**changes))
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_standard_full_above_support(case):
+    gap = {
+        "holds": (1.0, 0.5, 0.1),
+        "does not hold": (0.5, 1.0, 0.1),
+        "noise only": (0.5, 0.5, 0.0),
+    }
+    full, support, reg_gap = gap[case]
+    reg = {v: {"sae_full": 0.3 + reg_gap, "sae_support": 0.3} for v in
+           ("fullwh", "ens", "hashwh_b5", "hashwh_b7", "hashwh_b8")}  # fmt: skip
+    tables = _spectrum(case, standard={"sae_full": full, "sae_support": support}, **reg)
+    expect(case, verdicts(spectrum_claims(tables))["spectrum_standard_full_above_support"])
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_standard_high_degree_energy_zero(case):
+    level = {"holds": -0.3, "does not hold": 0.5, "noise only": 0.05}[case]
+    tables = _spectrum(case, standard={"energy_deg4": level, "energy_deg5": level})
+    expect(case, verdicts(spectrum_claims(tables))["spectrum_standard_high_degree_energy_zero"])
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_hashwh_best_tractable(case):
+    top = {"holds": 0.0, "does not hold": 0.8, "noise only": 0.3}[case]
+    tables = _spectrum(case, hashwh_b8={f"sae_deg{d}": top for d in range(1, 6)})
+    expect(case, verdicts(spectrum_claims(tables))["spectrum_hashwh_best_tractable"])
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_standard_comparable_on_support(case):
+    """ "Comparable" at train size 100: the standard network equals every HashWH b (holds),
+    is far from them (does not hold), or sits about at the margin (noise only)."""
+    offset = {"holds": 0.0, "does not hold": 0.6, "noise only": 0.06}[case]
+    hashed = {v: {"sae_support": 0.5 + offset} for v in ("hashwh_b5", "hashwh_b7", "hashwh_b8")}
+    tables = _spectrum(case, **hashed)
+    claim = next(c for c in spectrum_claims(tables) if c.id.endswith("comparable_on_support"))
+    if case == "holds":  # equivalence needs the spread of the standard network to be small
+        assert claim.verdict in (HOLDS, UNSURE)
+    else:
+        expect(case, claim.verdict)
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_low_degrees_learned_first(case):
+    from calibration_tables import spectrum_levels, spectrum_tables
+    from test_calibration import amplitude_curves
+
+    delay = {"holds": 15.0, "does not hold": -15.0, "noise only": 0.0}[case]
+    tables = spectrum_tables(np.random.default_rng(5), spectrum_levels(), 120,
+                             amplitude_curves(delay, jitter=2.0))  # fmt: skip
+    expect(case, verdicts(spectrum_claims(tables))["spectrum_low_degrees_learned_first"])
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_synthetic_larger_b_better(case):
+    from calibration_tables import synthetic_selected
+
+    step = {"holds": 0.1, "does not hold": -0.1, "noise only": 0.0}[case]
+    levels = {"hashwh_b7": 0.5, "hashwh_b10": 0.5 + step, "hashwh_b13": 0.5 + 2 * step}
+    result = verdicts(synthetic_claims(synthetic_selected(np.random.default_rng(2), levels)))
+    expect(case, result["synthetic_larger_b_better"])
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_real_gain_largest_low_data(case):
+    from calibration_tables import real_selected
+
+    gains = {"holds": {40: 0.3, 120: 0.1, 200: 0.0}, "does not hold": {40: 0.0, 120: 0.1, 200: 0.3},
+             "noise only": {40: 0.1, 120: 0.1, 200: 0.1}}[case]  # fmt: skip
+    result = verdicts(real_claims(real_selected(np.random.default_rng(3), gains)))
+    expect(case, result["real_gain_largest_low_data"])
+
+
+@pytest.mark.parametrize("case", THREE)
+def test_real_hashwh_faster_than_ens(case):
+    tables = real_selected(0.05, units=4)
+    frame = tables["real_selected"]
+    ratio = {"holds": 10.0, "does not hold": 0.1, "noise only": 1.0}[case]
+    frame["timed_alone"] = True
+    frame["train_time"] = np.exp(noise(len(frame), 12, 0.2)) * np.where(
+        frame["variant"] == "ens", ratio, 1.0
+    )
+    expect(case, verdicts(real_claims(tables))["real_hashwh_faster_than_ens"])
+
+
+def test_hashing_lemma_simulation():
+    """The lemma's sum over ordered pairs is k(k-1)/2^b, not (k-1)^2/2^b; the linear decrease
+    in 2^b and the union bound hold."""
+    from whcore.pipeline.claims import hashing_claims
+    from whcore.pipeline.claims.hashing import simulate
+
+    pairs, first = simulate(10, 4, rounds=20_000)
+    assert pairs.mean() == pytest.approx(10 * 9 / 16, rel=0.03)
+    assert first.mean() == pytest.approx(1 - (1 - 1 / 16) ** 9, abs=0.01)
+    result = verdicts(hashing_claims())
+    assert result == {"hashing_collision_count": FAILS, "hashing_collisions_linear_in_buckets": HOLDS,
+                      "hashing_collision_bound": HOLDS}  # fmt: skip

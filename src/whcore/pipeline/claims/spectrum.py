@@ -79,8 +79,10 @@ def unit_values(final: pd.DataFrame) -> pd.DataFrame:
 
 
 def units_of(units: pd.DataFrame, variant: str, column: str) -> pd.DataFrame:
-    """One value per unit (index UNIT; columns value, diverged) of ``variant``'s ``column``."""
-    return units.loc[variant, [column, "diverged"]].rename(columns={column: "value"})
+    """One value per unit (index UNIT; columns value, diverged) of ``variant``'s ``column``
+    (no rows where the variant has no finished units)."""
+    mine = units[units.index.get_level_values("variant") == variant].droplevel("variant")
+    return mine[[column, "diverged"]].rename(columns={column: "value"})
 
 
 def versus(units, a: str, b: str, column: str, **labels) -> pd.DataFrame:
