@@ -7,6 +7,11 @@ import json
 import os
 from pathlib import Path
 
+import pandas as pd
+import pytest
+
+from whcore.data import custom
+from whcore.data.parsers import RawFormatError
 from whcore.pipeline.cli import main as whcore
 
 
@@ -88,3 +93,74 @@ def test_whcore_binarize_out_never_replaces_a_users_file(tmp_path, capsys):
     assert whcore(["binarize", "gb1", "--raw", os.devnull, "--out", str(mine)]) == 2
     assert "gb1.parquet: an existing file that no whcore job wrote" in capsys.readouterr().err
     assert mine.read_bytes() == b"not a whcore table"
+
+
+# --- 2. the wild type of a ProteinGym table: the row that is wrong is the one refused ---------
+
+
+WILD, MUTANT = "MKVLFT", "PRWIGS"
+
+
+def _landscape(bad_first: bool, sequences: bool) -> str:
+    """Every genotype of 6 sites as a ProteinGym CSV; with ``bad_first`` its first row is a
+    mutant that is wrong about site 5's wild type (Q5G: the wild type has F there)."""
+    lines = ["mutant,DMS_score" + (",mutated_sequence" if sequences else "")]
+    rows = []
+    for code in range(2**6):
+        bits = [(code >> i) & 1 for i in range(6)]
+        mutant = ":".join(f"{WILD[i]}{i + 1}{MUTANT[i]}" for i in range(6) if bits[i])
+        seq = "".join(MUTANT[i] if b else WILD[i] for i, b in enumerate(bits))
+        rows.append((mutant, float(sum(bits)), seq))
+    if bad_first:
+        rows.insert(0, ("Q5G", 9.0, WILD[:4] + "G" + WILD[5]))
+    for mutant, y, seq in rows:
+        lines.append(f"{mutant},{y}" + (f",{seq}" if sequences else ""))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("sequences", [True, False], ids=["mutated_sequence", "mutants"])
+def test_a_wrong_first_mutant_is_the_row_refused_or_dropped(tmp_path, sequences):
+    path = tmp_path / "dms.csv"
+    path.write_text(_landscape(bad_first=True, sequences=sequences))
+    with pytest.raises(RawFormatError) as err:
+        custom.parse(path, {"format": "proteingym"})
+    line = str(err.value)
+    assert line.startswith(f"{path}: line 2, column 'mutant': 'Q5G' says site 5 is Q"), line
+    assert "which has F there" in line and "\n" not in line
+    parsed = custom.parse(path, {"format": "proteingym", "drop_invalid": True})
+    assert parsed.dropped == {"mutant contradicting the wild type": 1}
+    clean = tmp_path / "clean.csv"
+    clean.write_text(_landscape(bad_first=False, sequences=sequences))
+    expected = custom.parse(clean, {"format": "proteingym"}).frame
+    pd.testing.assert_frame_equal(parsed.frame, expected)
+    assert len(expected) == 64 and expected.shape[1] == 6 * 2 + 1
+
+
+def test_the_wild_type_key_disagreeing_with_the_sequences_is_one_line(tmp_path):
+    path = tmp_path / "dms.csv"
+    path.write_text(_landscape(bad_first=False, sequences=True))
+    with pytest.raises(RawFormatError, match=r"wild_type key has W at site 5, .* has F"):
+        custom.parse(path, {"format": "proteingym", "wild_type": "MKVLWT"})
+
+
+# --- 3. sequences are case-folded ---------------------------------------------------------------
+
+
+def test_lower_case_residues_are_the_same_residues(tmp_path):
+    upper, lower = tmp_path / "upper.csv", tmp_path / "lower.csv"
+    rows = ["ACD,1", "AWD,2", "GCD,3", "GWE,4"]
+    upper.write_text("sequence,y\n" + "\n".join(rows) + "\n")
+    lower.write_text("sequence,y\n" + "\n".join(r.lower() if i % 2 else r
+                                               for i, r in enumerate(rows)) + "\n")  # fmt: skip
+    settings = {"format": "sequences", "target_column": "y"}
+    expected = custom.parse(upper, settings).frame
+    assert expected.shape == (4, 6 + 1)
+    pd.testing.assert_frame_equal(custom.parse(lower, settings).frame, expected)
+    mutated = custom.parse(lower, {**settings, "binarization": "mutated", "wild_type": "acd"})
+    assert list(mutated.frame.columns) == ["site1", "site2", "site3", "y"]
+    # ProteinGym's mutated_sequence in lower case
+    path = tmp_path / "dms.csv"
+    lines = _landscape(bad_first=False, sequences=True).splitlines()
+    path.write_text("\n".join([lines[0]] + [r[: r.rindex(",")] + r[r.rindex(",") :].lower()
+                                            for r in lines[1:]]) + "\n")  # fmt: skip
+    assert custom.parse(path, {"format": "proteingym"}).frame.shape == (64, 13)
