@@ -164,3 +164,35 @@ def test_lower_case_residues_are_the_same_residues(tmp_path):
     path.write_text("\n".join([lines[0]] + [r[: r.rindex(",")] + r[r.rindex(",") :].lower()
                                             for r in lines[1:]]) + "\n")  # fmt: skip
     assert custom.parse(path, {"format": "proteingym"}).frame.shape == (64, 13)
+
+
+# --- 5. a truncated compressed file is one line with the file -----------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip"])
+def test_a_truncated_compressed_table_is_one_line_with_the_file(tmp_path, suffix):
+    table = pd.DataFrame({"mutant": [f"A1{r}" for r in "CDEFGHIKLMNPQRSTVWY"] * 300,
+                          "DMS_score": range(19 * 300)})  # fmt: skip
+    whole = tmp_path / f"whole{suffix}"
+    table.to_csv(whole, index=False)
+    assert len(custom.parse(whole, {"format": "proteingym"}).frame) == 19
+    cut = tmp_path / f"cut{suffix}"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(RawFormatError) as err:
+        custom.parse(cut, {"format": "proteingym"})
+    line = str(err.value)
+    assert line.startswith(f"{cut}: cannot decompress it: truncated or damaged"), line
+    assert "\n" not in line and "Fix: copy or download the file again" in line
+
+
+def test_a_truncated_registry_file_is_one_line_with_the_file(tmp_path):
+    from whcore.data.parsers import parse_avgfp
+
+    cut = tmp_path / "avgfp.tsv.gz"
+    rows = range(5000)
+    frame = pd.DataFrame({"aaMutations": [f"SA{i % 230}C" for i in rows],
+                          "medianBrightness": [i / 7 for i in rows]})  # fmt: skip
+    frame.to_csv(cut, sep="\t", index=False)
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
+    with pytest.raises(RawFormatError, match=f"^{cut}: cannot decompress it: truncated"):
+        parse_avgfp(cut)

@@ -44,7 +44,7 @@ import pandas as pd
 
 from ..core.io import write_parquet
 from .download import sha256_of
-from .parsers import RawFormatError
+from .parsers import DECOMPRESS_ERRORS, RawFormatError, read_failure
 
 __all__ = [
     "BINARIZATIONS",
@@ -172,12 +172,19 @@ def _read(path: Path) -> pd.DataFrame:
             keep_default_na=False,
             skip_blank_lines=False,
         )
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise RawFormatError(
-            f"{path}: cannot read it as a {'TSV' if tab else 'CSV'} table "
-            f"({type(err).__name__}: {err}). Fix: give a comma-separated file (.csv) or a "
-            "tab-separated one (.tsv) with a header row"
-        ) from err
+    except (
+        *DECOMPRESS_ERRORS,
+        OSError,
+        ValueError,  # a zip of several files, say
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        UnicodeDecodeError,
+    ) as err:
+        raise read_failure(
+            path, err, f"a {'TSV' if tab else 'CSV'} table", "give a comma-separated file "
+            "(.csv) or a tab-separated one (.tsv) with a header row, optionally compressed "
+            "(.gz, .bz2, .xz, .zip)",
+        ) from err  # fmt: skip
 
 
 def _column(path, table: pd.DataFrame, name: str, key: str) -> pd.Series:
