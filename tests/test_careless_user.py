@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import REPO, TINY, snakemake_cmd, snakemake_env
 
 from whcore.data import custom
+from whcore.data.download import DownloadError, fetch
 from whcore.data.parsers import RawFormatError
 from whcore.pipeline.cli import main as whcore
 
@@ -196,3 +200,83 @@ def test_a_truncated_registry_file_is_one_line_with_the_file(tmp_path):
     cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
     with pytest.raises(RawFormatError, match=f"^{cut}: cannot decompress it: truncated"):
         parse_avgfp(cut)
+
+
+# --- 7. messages that say what is true ----------------------------------------------------------
+
+
+def test_a_data_file_that_is_a_folder_says_so(tmp_path):
+    folder = tmp_path / "my_dms"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError) as err:
+        custom.binarize("my_dms", folder, tmp_path / "out.parquet", {"format": "proteingym"})
+    assert str(err.value).startswith(f"{folder}: the data file of dataset my_dms is a folder")
+    assert "file key of real.datasets.my_dms" in str(err.value)
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_a_download_of_other_bytes_says_to_check_the_sha256_not_the_network(tmp_path):
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", "5")
+            self.end_headers()
+            self.wfile.write(b"other")
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/data.csv"
+        with pytest.raises(DownloadError) as err:
+            fetch("data.csv", "0" * 64, tmp_path / "data.csv", urls=(url,), mirror="")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    fix = str(err.value).rsplit("Fix: ", 1)[1]
+    assert "connect to the network" not in fix
+    assert fix.startswith("the server sent a file whose sha256 is not the expected one")
+    assert not (tmp_path / "data.csv").exists()
+
+
+def _snakemake(workdir: Path, *args, **env) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        snakemake_cmd(workdir, *args),
+        env=snakemake_env(**env),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=300,
+    )
+
+
+def test_a_bad_whcore_variable_stops_the_workflow_too(tmp_path):
+    result = _snakemake(tmp_path, "-n", "--configfile", str(TINY), WHCORE_LOG_EVERY="ten")
+    assert result.returncode == 1, result.stdout[-2000:]
+    assert "Error: environment variable WHCORE_LOG_EVERY='ten': use a whole number" in (
+        result.stdout
+    )
+    assert "Traceback" not in result.stdout
+
+
+@pytest.mark.parametrize("text", ["", "- a\n- b\n"], ids=["empty", "list"])
+def test_an_empty_or_list_configfile_is_as_the_fault_table_says(tmp_path, text, capsys):
+    """Snakemake reads a --configfile before the workflow runs, so its message is its own; the
+    fault table quotes it and `whcore spec` names the file."""
+    config = tmp_path / "my.yaml"
+    config.write_text(text)
+    result = _snakemake(tmp_path / "work", "-n", "--configfile", str(config))
+    row = next(
+        line for line in (REPO / "docs/faults.md").read_text().splitlines()
+        if line.startswith("| an empty `--configfile`")
+    )  # fmt: skip
+    quoted = re.search(r'"([^"]+)"', row).group(1)
+    assert result.returncode == 1 and quoted in result.stdout, result.stdout[-2000:]
+    assert whcore(["spec", str(config), "--list"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"whcore spec: error: {config}: a config must be a mapping of keys")

@@ -39,10 +39,12 @@ try:
         config,
         os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"),
     )
+    # A bad WHCORE_* value is refused here, before the config's settings replace the caller's
+    # (the jobs take device and log_every from the config).
+    check_environment()
     # Settings that never change a result reach the jobs through the environment, never as
     # rule params (a param change would replan every job downstream).
     os.environ.update(job_environment(config, os.getpid()))
-    check_environment()  # every job would fail on a bad WHCORE_* value: refuse it once, here
 # One line and status 1: an exception raised here would add Snakemake's traceback.
 except ConfigError as err:
     sys.exit(f"Error in {config_source()}: {err}")

@@ -436,6 +436,11 @@ def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Par
     from .. import __version__
 
     raw, settings = Path(raw), source_settings(settings)
+    if raw.is_dir():
+        raise IsADirectoryError(
+            f"{raw}: the data file of dataset {name} is a folder, not a file. Fix: name the "
+            f"table itself (a .csv or .tsv in it, say) in the file key of real.datasets.{name}"
+        )
     if not raw.is_file():
         raise FileNotFoundError(
             f"{raw}: the data file of dataset {name} is not there. Fix: correct the file key of "
