@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from conftest import REPO, TINY, snakemake_cmd, snakemake_env
 
 from whcore.data import custom
@@ -280,3 +281,64 @@ def test_an_empty_or_list_configfile_is_as_the_fault_table_says(tmp_path, text, 
     assert whcore(["spec", str(config), "--list"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"whcore spec: error: {config}: a config must be a mapping of keys")
+
+
+# --- 4. one run name never hides another run ----------------------------------------------------
+
+
+def _spectrum_config(path: Path, methods: dict, max_degree: int = 3) -> Path:
+    config = yaml.safe_load(TINY.read_text())
+    for experiment in ("synthetic", "real", "ablation", "entacmaea_energy"):
+        config[experiment]["enabled"] = False
+    config["spectrum"].update(draws=1, train_sizes=[30], methods=methods, max_degree=max_degree)
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, monkeypatch, capsys):
+    first = _spectrum_config(tmp_path / "first.yaml", {"standard": {}, "fullwh": {"lam": [0.1]}})
+    second = _spectrum_config(tmp_path / "second.yaml", {"standard": {}}, max_degree=2)
+    work, target = tmp_path / "work", "results/tiny/synthetic/spectrum/draw0.json"
+    done = _snakemake(work, target, "--cores", "1", "--configfile", str(first))
+    assert done.returncode == 0, done.stdout[-2000:]
+    made = (work / target).read_bytes()
+    record = json.loads((work / "results/tiny/configuration.json").read_text())
+    assert record["source"] == str(first)
+
+    refused = _snakemake(work, target, "--cores", "1", "--configfile", str(second))
+    assert refused.returncode == 1, refused.stdout[-2000:]
+    line = next(x for x in refused.stdout.splitlines() if x.startswith("Error: results/tiny"))
+    assert f"made by another configuration ({first}, digest" in line
+    assert f"than this one ({second}, digest" in line and "--config run_name=tiny-2" in line
+    assert "--config replace_run=True" in line and "Traceback" not in refused.stdout
+    assert (work / target).read_bytes() == made
+    dry = _snakemake(work, target, "-n", "--configfile", str(second))
+    assert dry.returncode == 0 and "warning: results/tiny: made by another" in dry.stdout
+
+    # asked to replace it: it runs, and the first's records no job of the second writes are
+    # listed (never read into a table) and removable
+    stale = work / "results/tiny/runs/spectrum/draw0/fullwh/default/size30_dseed0/lam0.1.parquet"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"records of the first configuration")
+    args = ("--cores", "1", "--configfile", str(second), "--config", "replace_run=True")
+    replaced = _snakemake(work, target, *args)
+    assert replaced.returncode == 0, replaced.stdout[-2000:]
+    assert (work / target).read_bytes() != made
+    record = json.loads((work / "results/tiny/configuration.json").read_text())
+    assert record["source"] == f"{second} and --config"
+    again = _snakemake(work, target, "-n", "--configfile", str(second))
+    assert "made by another" not in again.stdout
+
+    from whcore.pipeline.contract import load_contract
+    from whcore.pipeline.schema import SCHEMA_PATH
+
+    monkeypatch.chdir(work)
+    contract = load_contract(str(second), str(SCHEMA_PATH))
+    read = [p for paths in contract.aggregate_inputs("spectrum").values() for p in paths]
+    assert read and not any("fullwh" in p for p in read)
+    capsys.readouterr()
+    assert whcore(["spec", str(second), "--stale"]) == 0
+    assert capsys.readouterr().out.split() == [str(stale.relative_to(work))]
+    assert whcore(["spec", str(second), "--stale", "--remove"]) == 0
+    assert not stale.exists() and not (work / "results/tiny/runs/spectrum/draw0/fullwh").exists()
+    assert (work / target).exists() and (work / "results/tiny/configuration.json").exists()

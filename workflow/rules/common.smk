@@ -21,6 +21,7 @@ from whcore.pipeline.environment import (
     job_environment,
 )
 from whcore.pipeline.guards import hold_run_lock
+from whcore.pipeline.runrecord import RunConflictError, claim_run, run_conflict
 
 
 def config_source():
@@ -53,6 +54,11 @@ except EnvironmentValueError as err:
 if warning := mirror_warning(config["data_mirror"] or None, "config key data_mirror"):
     print(warning, file=sys.stderr)
 LAYOUT = CONTRACT.layout
+# One run name never hides another run: an executing run of another configuration than the one
+# that made results/<run>/ is refused at start (onstart), a dry run warned.
+RUN_CONFLICT = run_conflict(LAYOUT.root, config, config_source())
+if RUN_CONFLICT and not config["replace_run"]:
+    print(f"warning: {RUN_CONFLICT}", file=sys.stderr)
 METHODS = "|".join(METHOD_INFO)
 DATASETS = "|".join(REGISTRY)
 GPU = 1 if config["device"] == "cuda" else 0

@@ -172,8 +172,9 @@ def _marked(path: Path) -> bool:
 def _owned(path: Path) -> bool:
     """Whether an existing output path is one a job of this project wrote (and may replace)."""
     if path.is_dir() and not path.is_symlink():
-        # a training job's output folder: one whcore Parquet file per configuration
-        entries = list(path.iterdir())
+        # a training job's output folder: one whcore Parquet file per configuration (and the
+        # timestamp Snakemake keeps in a folder output)
+        entries = [e for e in path.iterdir() if e.name != ".snakemake_timestamp"]
         return all(e.is_file() and e.suffix == ".parquet" and _marked(e) for e in entries)
     top = Path(os.path.relpath(path.absolute(), Path.cwd().absolute())).parts[0]
     return top in _LAYOUT or _marked(path)
