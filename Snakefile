@@ -34,6 +34,10 @@ include: "workflow/rules/common.smk"
 # folder on exit). Dry runs, linting and reports never take it.
 onstart:
     hold_run_lock()
+    try:  # one line, no traceback
+        claim_run(LAYOUT.root, config, config_source())
+    except RunConflictError as err:
+        sys.exit(f"Error: {err}")
 
 
 rule all:

@@ -167,11 +167,37 @@ def test_check_torch_unreachable_is_skipped_or_fails_when_required(capsys):
     assert capsys.readouterr().out.startswith("FAIL lock")
 
 
+def make_environment() -> dict[str, str]:
+    """This process's environment without the caller's make variables: those a `make test
+    TORCH_INDEX=...` passes down (MAKEFLAGS and its kin) and the Makefile's own settings
+    (`TORCH_INDEX=... make test`), so that a plan shows the Makefile's defaults."""
+    import re
+
+    names = set(re.findall(r"^(\w+) \?=", (REPO / "Makefile").read_text(), re.MULTILINE))
+    names |= {"MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL", "GNUMAKEFLAGS"}
+    return {k: v for k, v in os.environ.items() if k not in names}
+
+
 def make_plan(*args: str) -> str:
-    """What `make -n ARGS` would run (nothing is run)."""
-    done = subprocess.run(["make", "-n", *args], cwd=REPO, capture_output=True, text=True)
+    """What `make -n ARGS` would run (nothing is run), whatever make variables the caller set."""
+    done = subprocess.run(
+        ["make", "-n", *args], cwd=REPO, capture_output=True, text=True, env=make_environment()
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_plan_ignores_the_callers_make_variables(monkeypatch):
+    """`make test TORCH_INDEX=<a mirror>` (the Makefile's advice offline) hands its variables
+    to the tests through MAKEFLAGS; `TORCH_INDEX=... make test` through the environment."""
+    mirror = "https://mirror.example/simple"
+    monkeypatch.setenv("MAKEFLAGS", f" -- TORCH_INDEX={mirror} LOCK=")
+    monkeypatch.setenv("MAKELEVEL", "1")
+    monkeypatch.setenv("TORCH_INDEX", mirror)
+    plan = make_plan("install")
+    assert mirror not in plan and "--index-url https://download.pytorch.org/whl/cpu" in plan
+    assert "-r envs/linux-cpu.lock" in plan
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")

@@ -21,6 +21,7 @@ from whcore.pipeline.environment import (
     job_environment,
 )
 from whcore.pipeline.guards import hold_run_lock
+from whcore.pipeline.runrecord import RunConflictError, claim_run, run_conflict
 
 
 def config_source():
@@ -39,10 +40,12 @@ try:
         config,
         os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"),
     )
+    # A bad WHCORE_* value is refused here, before the config's settings replace the caller's
+    # (the jobs take device and log_every from the config).
+    check_environment()
     # Settings that never change a result reach the jobs through the environment, never as
     # rule params (a param change would replan every job downstream).
     os.environ.update(job_environment(config, os.getpid()))
-    check_environment()  # every job would fail on a bad WHCORE_* value: refuse it once, here
 # One line and status 1: an exception raised here would add Snakemake's traceback.
 except ConfigError as err:
     sys.exit(f"Error in {config_source()}: {err}")
@@ -51,6 +54,11 @@ except EnvironmentValueError as err:
 if warning := mirror_warning(config["data_mirror"] or None, "config key data_mirror"):
     print(warning, file=sys.stderr)
 LAYOUT = CONTRACT.layout
+# One run name never hides another run: an executing run of another configuration than the one
+# that made results/<run>/ is refused at start (onstart), a dry run warned.
+RUN_CONFLICT = run_conflict(LAYOUT.root, config, config_source())
+if RUN_CONFLICT and not config["replace_run"]:
+    print(f"warning: {RUN_CONFLICT}", file=sys.stderr)
 METHODS = "|".join(METHOD_INFO)
 DATASETS = "|".join(REGISTRY)
 GPU = 1 if config["device"] == "cuda" else 0

@@ -7,10 +7,18 @@ its ``sha256``) instead of a registry dataset is read with one of three formats:
 ``proteingym``
     ProteinGym's substitution format: a CSV with ``mutant`` (``A1P:D2N``; empty, ``WT`` or
     ``_wt`` for the wild type), a score (``DMS_score``, or ``target_column``) and optionally
-    ``mutated_sequence``. Sites are numbered as in the mutants.
+    ``mutated_sequence``. Sites are numbered as in the mutants. The wild type comes from
+    ``mutated_sequence`` where it is present (at each site, the residue most rows not mutating
+    it show), else from the ``wild_type`` key, else from the residue most mutants naming a site
+    say it had; every mutant is then checked against it, so the row refused (or dropped) is the
+    one that is wrong, wherever it stands in the file.
 ``sequences``
     a column of aligned, equal-length sequences (``sequence_column``) and ``target_column``;
     site k is the k-th character (from 1).
+
+Residues are case-folded (``a`` and ``A`` are one residue: sequences, ``mutated_sequence`` and
+``wild_type`` are read in upper case; a mutant is written in upper case). Every other character
+is a residue of its own: a gap ``-`` or a stop ``*`` is one more residue at its site.
 ``binary``
     0/1 feature columns (``feature_columns``; default every column but the target) and
     ``target_column``.
@@ -36,7 +44,7 @@ import pandas as pd
 
 from ..core.io import write_parquet
 from .download import sha256_of
-from .parsers import RawFormatError
+from .parsers import DECOMPRESS_ERRORS, RawFormatError, read_failure
 
 __all__ = [
     "BINARIZATIONS",
@@ -164,12 +172,19 @@ def _read(path: Path) -> pd.DataFrame:
             keep_default_na=False,
             skip_blank_lines=False,
         )
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise RawFormatError(
-            f"{path}: cannot read it as a {'TSV' if tab else 'CSV'} table "
-            f"({type(err).__name__}: {err}). Fix: give a comma-separated file (.csv) or a "
-            "tab-separated one (.tsv) with a header row"
-        ) from err
+    except (
+        *DECOMPRESS_ERRORS,
+        OSError,
+        ValueError,  # a zip of several files, say
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        UnicodeDecodeError,
+    ) as err:
+        raise read_failure(
+            path, err, f"a {'TSV' if tab else 'CSV'} table", "give a comma-separated file "
+            "(.csv) or a tab-separated one (.tsv) with a header row, optionally compressed "
+            "(.gz, .bz2, .xz, .zip)",
+        ) from err  # fmt: skip
 
 
 def _column(path, table: pd.DataFrame, name: str, key: str) -> pd.Series:
@@ -191,18 +206,18 @@ def _targets(rows: _Rows, cells: pd.Series, column: str) -> np.ndarray:
     return numbers
 
 
-def _proteingym(path, table: pd.DataFrame, settings: dict, rows: _Rows):
-    """(residues (rows, sites) as characters, wild type (sites,), site numbers)."""
+def _proteingym_rows(path, table: pd.DataFrame, settings: dict, rows: _Rows):
+    """Every row's mutant as {site: (wild-type residue, new residue)} (empty for a refused
+    row), and its upper-cased ``mutated_sequence`` (or None without that column)."""
     column = settings["mutant_column"]
     mutants = _column(path, table, column, "mutant_column")
-    sequences = table[_SEQUENCE] if _SEQUENCE in table.columns else None
-    wild_type = settings.get("wild_type")
-    length = len(wild_type) if wild_type else None
-    wild: dict[int, str] = {}  # site -> wild-type residue (the config's, else the first seen)
-    genotypes: list[dict[int, str]] = []
+    sequences = table[_SEQUENCE].str.strip().str.upper() if _SEQUENCE in table.columns else None
+    wild_type = (settings.get("wild_type") or "").upper()
+    length = len(wild_type) or None
     fix_mutant = "write mutants like 'A1P:D2N' (wild-type residue, site from 1, new residue)"
+    genotypes: list[dict[int, tuple[str, str]]] = []
     for row, text in enumerate(mutants):
-        genotype: dict[int, str] = {}
+        genotype: dict[int, tuple[str, str]] = {}
         genotypes.append(genotype)
         if not rows.keep[row]:
             continue
@@ -218,9 +233,8 @@ def _proteingym(path, table: pd.DataFrame, settings: dict, rows: _Rows):
                 )
                 rows.refuse(row, column, text, problem, "unparsable mutant", fix_mutant)
                 continue
-        seq = None
         if sequences is not None:
-            seq = sequences.iloc[row].strip()
+            seq = sequences.iloc[row]
             length = len(seq) if length is None else length
             if len(seq) != length:
                 rows.refuse(
@@ -229,22 +243,79 @@ def _proteingym(path, table: pd.DataFrame, settings: dict, rows: _Rows):
                 )  # fmt: skip
                 continue
         for token in tokens:
-            before, site, after = token.group(1), int(token.group(2)), token.group(3)
+            site = int(token.group(2))
             if wild_type and site > len(wild_type):
                 rows.refuse(
                     row, column, text,
                     f"names site {site} beyond the wild type's {len(wild_type)} residues",
                     "mutant contradicting the wild type", "fix the mutant or the wild_type key",
                 )  # fmt: skip
+                genotype.clear()
                 break
-            expected = wild_type[site - 1] if wild_type else wild.setdefault(site, before)
-            if before != expected:
+            genotype[site] = (token.group(1), token.group(3))
+    return genotypes, sequences
+
+
+def _wild_type_of(path, genotypes, sequences, rows: _Rows, wild_type: str):
+    """The wild-type residue of every site a mutant names, and where it comes from: the
+    residue most ``mutated_sequence`` cells show there among the rows that do not mutate it,
+    else the ``wild_type`` key, else the residue most mutants naming the site say it had."""
+    named: dict[int, Counter] = {}
+    for row, genotype in enumerate(genotypes):
+        if rows.keep[row]:
+            for site, (before, _) in genotype.items():
+                named.setdefault(site, Counter())[before] += 1
+    wild = {site: votes.most_common(1)[0][0] for site, votes in named.items()}
+    source = {site: "the residue most mutants naming it say it had" for site in wild}
+    if wild_type:
+        wild.update({site: wild_type[site - 1] for site in wild})
+        source = {site: "the wild_type key" for site in wild}
+    if sequences is not None:
+        kept = np.flatnonzero(rows.keep)
+        length = len(sequences.iloc[kept[0]]) if len(kept) else 0
+        cells = np.array(sequences.iloc[kept].tolist(), dtype=f"<U{max(length, 1)}")
+        cells = cells.view("<U1").reshape(len(kept), -1)
+        column = {site: k for k, site in enumerate(wild)}
+        mutated = np.zeros((len(kept), len(column)), dtype=bool)
+        for i, row in enumerate(kept):
+            for site in genotypes[row]:
+                mutated[i, column[site]] = True
+        for site, k in column.items():
+            seen = cells[~mutated[:, k], site - 1] if site <= length else cells[:0, 0]
+            if not len(seen):
+                continue
+            residue = Counter(seen.tolist()).most_common(1)[0][0]
+            if wild_type and residue != wild_type[site - 1]:
+                raise RawFormatError(
+                    f"{path}: the wild_type key has {wild_type[site - 1]} at site {site}, the "
+                    f"column {_SEQUENCE!r} of the rows not mutating it has {residue}. Fix: "
+                    "correct the wild_type key, or leave it out"
+                )
+            wild[site] = residue
+            source[site] = f"the column {_SEQUENCE!r} of the rows not mutating it"
+    return wild, source
+
+
+def _proteingym(path, table: pd.DataFrame, settings: dict, rows: _Rows):
+    """(residues (rows, sites) as characters, wild type (sites,), site numbers)."""
+    column = settings["mutant_column"]
+    genotypes, sequences = _proteingym_rows(path, table, settings, rows)
+    wild, source = _wild_type_of(
+        path, genotypes, sequences, rows, (settings.get("wild_type") or "").upper()
+    )
+    mutants = table[column]
+    for row, genotype in enumerate(genotypes):
+        if not rows.keep[row]:
+            continue
+        text = mutants.iloc[row].strip()
+        seq = sequences.iloc[row] if sequences is not None else None
+        for site, (before, after) in genotype.items():
+            if before != wild[site]:
                 rows.refuse(
                     row, column, text,
-                    f"says site {site} is {before} in the wild type, which has {expected} there",
-                    "mutant contradicting the wild type",
-                    "fix the mutant or the wild type (wild_type key, or the first mutant "
-                    f"naming site {site})",
+                    f"says site {site} is {before} in the wild type, which has {wild[site]} "
+                    f"there (by {source[site]})",
+                    "mutant contradicting the wild type", "fix the mutant",
                 )  # fmt: skip
                 break
             if seq is not None and (site > len(seq) or seq[site - 1] != after):
@@ -254,22 +325,21 @@ def _proteingym(path, table: pd.DataFrame, settings: dict, rows: _Rows):
                     "mutant contradicting the wild type", "fix the mutant or the sequence",
                 )  # fmt: skip
                 break
-            wild.setdefault(site, before)
-            genotype[site] = after
     sites = sorted(wild)
     wt = np.array([wild[s] for s in sites], dtype="<U1")
     residues = np.tile(wt, (len(genotypes), 1))
     position = {site: k for k, site in enumerate(sites)}
     for row, genotype in enumerate(genotypes):
-        for site, residue in genotype.items():
-            residues[row, position[site]] = residue
+        if rows.keep[row]:
+            for site, (_, residue) in genotype.items():
+                residues[row, position[site]] = residue
     return residues, wt, np.array(sites)
 
 
 def _sequences(path, table: pd.DataFrame, settings: dict, rows: _Rows):
     column = settings["sequence_column"]
-    cells = _column(path, table, column, "sequence_column").str.strip()
-    wild_type = settings.get("wild_type")
+    cells = _column(path, table, column, "sequence_column").str.strip().str.upper()
+    wild_type = (settings.get("wild_type") or "").upper()
     length = len(wild_type) if wild_type else None
     for row, seq in enumerate(cells):
         if not rows.keep[row]:
@@ -366,6 +436,11 @@ def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Par
     from .. import __version__
 
     raw, settings = Path(raw), source_settings(settings)
+    if raw.is_dir():
+        raise IsADirectoryError(
+            f"{raw}: the data file of dataset {name} is a folder, not a file. Fix: name the "
+            f"table itself (a .csv or .tsv in it, say) in the file key of real.datasets.{name}"
+        )
     if not raw.is_file():
         raise FileNotFoundError(
             f"{raw}: the data file of dataset {name} is not there. Fix: correct the file key of "

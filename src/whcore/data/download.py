@@ -160,14 +160,26 @@ def fetch(
             failures.append(f"{source} (mirror): {err}")
     if mirror_dir is None:
         failures.append(f"no mirror folder (set --mirror, config data_mirror or {MIRROR_ENV})")
+    received = []  # URLs that answered with a file of another sha256
     for url in urls:
         reason = _try_url(url, out, sha256, retries, timeout, backoff)
         if reason is None:
             return out
         failures.append(f"{url}: {reason}")
+        if reason.startswith("checksum mismatch"):
+            received.append(url)
     tried = "\n".join(f"  - {line}" for line in failures)
+    mirror_fix = (
+        f"put the file into a mirror folder (<mirror>/{subdir + '/' if subdir else ''}"
+        f"{file_name}) and pass --mirror or set {MIRROR_ENV}"
+    )
+    if received and len(received) == len(urls):
+        fix = (
+            "the server sent a file whose sha256 is not the expected one: check that the "
+            "sha256 (a dataset's sha256 key) and the URL are right, or " + mirror_fix
+        )
+    else:
+        fix = "connect to the network, or " + mirror_fix
     raise DownloadError(
-        f"could not obtain {file_name} (sha256 {sha256}) as {out}; tried:\n{tried}\n"
-        f"Fix: connect to the network, or put the file into a mirror folder "
-        f"(<mirror>/{subdir + '/' if subdir else ''}{file_name}) and pass --mirror or set {MIRROR_ENV}."
+        f"could not obtain {file_name} (sha256 {sha256}) as {out}; tried:\n{tried}\nFix: {fix}."
     )

@@ -9,14 +9,24 @@ problem and the fix; nothing is written here (``whcore.datasets.binarize`` write
 
 from __future__ import annotations
 
+import lzma
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["RawFormatError", "parse_entacmaea", "parse_sgemm", "parse_gb1", "parse_avgfp"]
+__all__ = [
+    "DECOMPRESS_ERRORS",
+    "RawFormatError",
+    "parse_avgfp",
+    "parse_entacmaea",
+    "parse_gb1",
+    "parse_sgemm",
+    "read_failure",
+]
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"  # the 20 canonical residues, alphabetical (one-hot order)
 
@@ -25,12 +35,26 @@ class RawFormatError(ValueError):
     """A raw file that does not look like the published one."""
 
 
-def _fail(
-    path,
-    problem: str,
-    fix: str = "use the file pinned in whcore.datasets "
-    "(`whcore download <dataset>`), or fix the file",
-) -> RawFormatError:
+# What reading a truncated or damaged compressed file raises (a bad gzip is an OSError)
+DECOMPRESS_ERRORS = (EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
+
+
+def read_failure(path, err: BaseException, what: str, fix: str) -> RawFormatError:
+    """The one line for a file that cannot be read as ``what`` (a truncated or damaged
+    compressed file says so)."""
+    if isinstance(err, DECOMPRESS_ERRORS) or "gzip" in str(err).lower():
+        return RawFormatError(
+            f"{path}: cannot decompress it: truncated or damaged ({type(err).__name__}: {err}). "
+            "Fix: copy or download the file again (its sha256 tells a whole copy)"
+        )
+    return RawFormatError(f"{path}: cannot read it as {what} ({type(err).__name__}: {err}). "
+                          f"Fix: {fix}")  # fmt: skip
+
+
+_FIX = "use the file pinned in whcore.datasets (`whcore download <dataset>`), or fix the file"
+
+
+def _fail(path, problem: str, fix: str = _FIX) -> RawFormatError:
     return RawFormatError(f"{path}: {problem}. Fix: {fix}")
 
 
@@ -102,7 +126,7 @@ def _read_entacmaea(path) -> pd.DataFrame:
             keep_default_na=False,
             engine="openpyxl",
         )
-    except (zipfile.BadZipFile, ValueError, KeyError, OSError) as err:
+    except (*DECOMPRESS_ERRORS, ValueError, KeyError, OSError) as err:
         raise _fail(
             path,
             f"cannot read it as the Poelwijk 2019 workbook with sheet 'genodata' "
@@ -187,7 +211,7 @@ def parse_sgemm(path: str | Path) -> pd.DataFrame:
     try:
         with zipfile.ZipFile(path) as archive, archive.open(SGEMM_MEMBER) as member:
             table = pd.read_csv(member, keep_default_na=False, skip_blank_lines=False)
-    except (zipfile.BadZipFile, KeyError, OSError, pd.errors.ParserError, ValueError) as err:
+    except (*DECOMPRESS_ERRORS, KeyError, OSError, pd.errors.ParserError, ValueError) as err:
         raise _fail(
             path, f"cannot read {SGEMM_MEMBER} from this zip ({type(err).__name__}: {err})"
         ) from err
@@ -235,15 +259,13 @@ def parse_gb1(path: str | Path) -> pd.DataFrame:
             skip_blank_lines=False,
         )
     except (
-        zipfile.BadZipFile,
+        *DECOMPRESS_ERRORS,
         OSError,
         pd.errors.ParserError,
         pd.errors.EmptyDataError,
         UnicodeDecodeError,
     ) as err:
-        raise _fail(
-            path, f"cannot read it as the FLIP GB1 CSV ({type(err).__name__}: {err})"
-        ) from err
+        raise read_failure(path, err, "the FLIP GB1 CSV", _FIX) from err
     variants = table["Variants"].fillna("")
     bad = ~variants.str.fullmatch(f"[{AMINO_ACIDS}]{{{len(GB1_SITES)}}}")
     if bad.any():
@@ -302,8 +324,14 @@ def parse_avgfp(path: str | Path) -> pd.DataFrame:
             skip_blank_lines=False,
             dtype={"aaMutations": str, "std": str},
         )
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as err:
-        raise _fail(path, f"cannot read it as a TSV ({type(err).__name__}: {err})") from err
+    except (
+        *DECOMPRESS_ERRORS,
+        OSError,
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+        UnicodeDecodeError,
+    ) as err:
+        raise read_failure(path, err, "a TSV", _FIX) from err
     _check_columns(path, table.columns, AVGFP_COLUMNS, "TSV header")
     # Raw rows are checked before genotypes are merged, so errors name lines of the file.
     table["y"] = _finite(path, table["medianBrightness"], 2, "line {}, column 'medianBrightness'")

@@ -37,6 +37,9 @@ def _cmd_download(args) -> None:
 
 
 def _cmd_binarize(args) -> None:
+    from .guards import check_replaceable
+
+    check_replaceable(args.out)
     frame = datasets.binarize(args.dataset, args.raw, args.out, verify=not args.no_verify)
     print(f"wrote {args.out}: {len(frame)} rows x {frame.shape[1] - 1} features")
 

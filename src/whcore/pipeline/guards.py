@@ -7,6 +7,8 @@
 - ``refuse_superseded``: a job never renames its result over one that another job wrote for a
   different spec after this job started.
 - ``check_writable``: output folders are checked before hours of training, not after.
+- ``check_replaceable``: a job replaces only what this project wrote (a user's file or folder
+  named as an output by a hand-written spec is refused, nothing touched).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 __all__ = [
     "RunLockedError",
+    "check_replaceable",
     "check_writable",
     "die_with",
     "hold_run_lock",
@@ -127,3 +130,71 @@ def check_writable(*paths: str | Path) -> None:
                 f"{folder}: cannot write outputs here ({err.strerror}); fix the folder's "
                 "permissions or run in a writable directory"
             ) from None
+
+
+_LAYOUT = ("results", "resources")  # the working directory's folders that only jobs write
+_MAX_SCAN = 64 * 2**20  # a figure larger than this is not one of ours
+
+
+def _marked(path: Path) -> bool:
+    """Whether the file ``path`` carries the mark of a whcore output: a Parquet's ``whcore``
+    metadata, a figure's creator, a g* target's or claims' JSON, claims.md's or provenance.tsv's
+    header."""
+    import json
+
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            from ..core.io import read_parquet_metadata
+
+            return bool(read_parquet_metadata(path))
+        if path.stat().st_size > _MAX_SCAN:
+            return False
+        data = path.read_bytes()
+        if suffix in (".pdf", ".png"):
+            return b"whcore" in data
+        if suffix == ".json":
+            value = json.loads(data)
+            if isinstance(value, dict):
+                return {"n", "frequencies", "amplitudes"} <= set(value)
+            return isinstance(value, list) and all(
+                isinstance(v, dict) and "verdict" in v for v in value
+            )
+        if suffix == ".md":
+            return data.startswith(b"# The paper's claims")
+        if suffix == ".tsv":
+            return b"whcore_version" in data.split(b"\n", 1)[0]
+    except Exception:  # unreadable, or not the format its name says: not ours
+        return False
+    return False
+
+
+def _owned(path: Path) -> bool:
+    """Whether an existing output path is one a job of this project wrote (and may replace)."""
+    if path.is_dir() and not path.is_symlink():
+        # a training job's output folder: one whcore Parquet file per configuration (and the
+        # timestamp Snakemake keeps in a folder output)
+        entries = [e for e in path.iterdir() if e.name != ".snakemake_timestamp"]
+        return all(e.is_file() and e.suffix == ".parquet" and _marked(e) for e in entries)
+    top = Path(os.path.relpath(path.absolute(), Path.cwd().absolute())).parts[0]
+    return top in _LAYOUT or _marked(path)
+
+
+def check_replaceable(*paths: str | Path) -> None:
+    """Refuse, in one line naming the path, an output that is the working directory or holds
+    it, or that exists and was not written by a job of this project (its Parquet metadata,
+    figure creator or header says so, or it lies under ``results/`` or ``resources/``)."""
+    here = Path.cwd().resolve()
+    for path in map(Path, paths):
+        fix = "name a new path (under results/, say) in the spec's outputs"
+        if path.resolve() == here or path.resolve() in here.parents:
+            raise FileExistsError(
+                f"{path}: an output may not be the working directory or a folder holding it; "
+                f"nothing was written. Fix: {fix}"
+            )
+        if (path.exists() or path.is_symlink()) and not _owned(path):
+            what = "folder" if path.is_dir() else "file"
+            raise FileExistsError(
+                f"{path}: an existing {what} that no whcore job wrote; it is kept and nothing "
+                f"was written. Fix: {fix}, or move it away if it may be replaced"
+            )

@@ -44,11 +44,14 @@ def _write_table(frame, path: str, meta: dict, started: float) -> None:
     write_parquet(frame, path, meta)
 
 
-def _outputs(spec, *names: str) -> list[str]:
-    """The spec's output paths ``names``, their folders checked writable before any work."""
-    from .guards import check_writable
+def _outputs(spec, *names: str, replaces=None) -> list[str]:
+    """The spec's output paths ``names``, checked before any work: each is new or one a job of
+    this project wrote (``replaces``: the paths the job will write, if not those), and their
+    folders are writable."""
+    from .guards import check_replaceable, check_writable
 
     paths = [spec.outputs[name] for name in names]
+    check_replaceable(*(paths if replaces is None else replaces))
     check_writable(*paths)
     return paths
 
@@ -231,7 +234,9 @@ def _save_figure(fig, spec) -> None:
     """Write a figure job's PDF and PNG (its output ``stem``) with the provenance."""
     from .figures.style import save_figure
 
-    (stem,) = _outputs(spec, "stem")
+    stem = Path(spec.outputs["stem"])
+    stem = stem.with_suffix("") if stem.suffix in (".pdf", ".png") else stem
+    _outputs(spec, "stem", replaces=[stem.with_suffix(".pdf"), stem.with_suffix(".png")])
     for path in save_figure(fig, stem, provenance()):
         print(f"wrote {path}")
 
@@ -264,10 +269,12 @@ def _cmd_claims(args) -> None:
 
 
 def _cmd_download_user(args) -> None:
-    from ..data.download import fetch, mirror_warning
+    from ..data.download import fetch, mirror_warning, sha256_of
 
     spec = DownloadUserSpec.read(args.spec)
-    (out,) = _outputs(spec, "raw")
+    raw = Path(spec.outputs["raw"])
+    copy = raw.is_file() and sha256_of(raw) == spec.sha256.lower()  # kept as it is
+    (out,) = _outputs(spec, "raw", replaces=() if copy else None)
     if warning := mirror_warning():
         print(warning, file=sys.stderr, flush=True)
     path = fetch(Path(out).name, spec.sha256, out, (spec.url,), subdir=spec.dataset)

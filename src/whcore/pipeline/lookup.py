@@ -10,7 +10,7 @@ from pathlib import Path
 from .layout import Layout
 from .schema import SCHEMA_PATH
 
-__all__ = ["add_lookup_command"]
+__all__ = ["add_lookup_command", "stale_outputs"]
 
 
 _MAX_SHOWN = 8  # input files written out in the suggested command; beyond, $(whcore spec --inputs)
@@ -59,6 +59,35 @@ def _command_line(args, subcommand: str, inputs: dict[str, list[str]]) -> str:
     return " ".join(words)
 
 
+def stale_outputs(contract) -> list[str]:
+    """The files under the run's folder (results/<run>/) that no job of the config writes:
+    what an earlier configuration of the same run name left (its records for methods this one
+    no longer has, say). No table reads them: an aggregation reads the contract's inputs."""
+    from .runrecord import RECORD
+
+    outputs = contract.all_outputs()
+    folders = {path for path, job in outputs.items() if job.kind == "train"}
+    root = contract.layout.root
+    stale = []
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.normpath(os.path.join(folder, name))
+            if path in outputs or os.path.dirname(path) in folders:
+                continue
+            if path != os.path.join(root, RECORD):
+                stale.append(path)
+    return sorted(stale)
+
+
+def _remove(paths: list[str], root: str) -> None:
+    """Delete ``paths``, then the folders under ``root`` they leave empty."""
+    for path in paths:
+        Path(path).unlink(missing_ok=True)
+    for folder, _, _ in sorted(os.walk(root), key=lambda entry: -len(entry[0])):
+        if folder != root and not os.listdir(folder):
+            os.rmdir(folder)
+
+
 def _cmd_spec(args) -> None:
     from .contract import SUBCOMMANDS, load_contract
 
@@ -67,9 +96,24 @@ def _cmd_spec(args) -> None:
             f"--schema {args.schema}: no such file; pass the checkout's "
             "workflow/schemas/config.schema.yaml"
         )
-    if (args.output is None) != args.list:
-        raise ValueError("give an output path, or --list for every output of the config")
+    listing = args.list or args.stale
+    if (args.output is None) != listing:
+        raise ValueError(
+            "give an output path, or --list for every output of the config (--stale: the files "
+            "of its run folder that none writes)"
+        )
+    if args.remove and not args.stale:
+        raise ValueError("--remove goes with --stale (it deletes the files --stale lists)")
     contract = load_contract(args.config, str(args.schema))
+    if args.stale:
+        stale = stale_outputs(contract)
+        for path in stale:
+            print(path)
+        if args.remove:
+            _remove(stale, contract.layout.root)
+        verb = "removed" if args.remove else "written by no job of this config"
+        print(f"{len(stale)} file(s) under {contract.layout.root}/ {verb}", file=sys.stderr)
+        return
     if args.list:
         for path, job in sorted(contract.all_outputs().items()):
             print(f"{SUBCOMMANDS[job.kind]:<16} {path}")
@@ -117,6 +161,13 @@ def add_lookup_command(sub) -> None:
     what.add_argument(
         "--list", action="store_true", help="list every output of the config with its subcommand"
     )
+    what.add_argument(
+        "--stale",
+        action="store_true",
+        help="list the files of the config's run folder (results/<run_name>/) that no job of it "
+        "writes: what an earlier configuration of the same run name left; no table reads them",
+    )
+    p.add_argument("--remove", action="store_true", help="with --stale: delete those files")
     p.add_argument(
         "--schema",
         default=str(SCHEMA_PATH),

@@ -1,0 +1,85 @@
+"""The configuration a run folder was made by: one run name never hides another run.
+
+``results/<run>/configuration.json`` records the digest of the configuration that made the
+run (its settings that change a result: every key but the runtime ones) and the files it came
+from. An executing Snakemake of another configuration under the same ``run_name`` is refused at
+start, naming both, unless it is asked to replace the run (``--config replace_run=True``); the
+outputs no job of the new configuration writes stay where they are, never read into its tables
+(the aggregations read the contract's inputs), and ``whcore spec CONFIG --stale`` lists them
+(``--remove`` deletes them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from .canonical import canonical_json
+
+__all__ = [
+    "RECORD",
+    "RUNTIME_KEYS",
+    "RunConflictError",
+    "claim_run",
+    "config_digest",
+    "run_conflict",
+]
+
+RECORD = "configuration.json"  # under results/<run>/
+# Keys that never change a result (and the request to replace a run): no part of the digest.
+RUNTIME_KEYS = ("log_every", "data_mirror", "device", "train_threads", "replace_run")
+
+
+class RunConflictError(RuntimeError):
+    """A run folder made by another configuration than this one."""
+
+
+def config_digest(config: dict) -> str:
+    settings = {k: v for k, v in config.items() if k not in RUNTIME_KEYS}
+    return hashlib.sha256(canonical_json(settings).encode()).hexdigest()
+
+
+def _record(root: str | Path) -> Path:
+    return Path(root) / RECORD
+
+
+def run_conflict(root: str | Path, config: dict, source: str) -> str | None:
+    """None when ``root`` (results/<run>) is new, unrecorded or made by this configuration;
+    else the one line that says which configuration made it and how to go on."""
+    path = _record(root)
+    if not path.is_file():
+        return None
+    try:
+        recorded = json.loads(path.read_text())
+        digest, theirs = recorded["digest"], recorded["source"]
+    except (OSError, ValueError, KeyError, TypeError):
+        digest, theirs = "unreadable", f"unknown ({path} is unreadable)"
+    mine = config_digest(config)
+    if digest == mine:
+        return None
+    run = config["run_name"]
+    return (
+        f"{root}: made by another configuration ({theirs}, digest {digest[:12]}) than this one "
+        f"({source}, digest {mine[:12]}); nothing was run. Fix: give this configuration a run of "
+        f"its own (--config run_name={run}-2), or replace that run (--config replace_run=True)"
+    )
+
+
+def claim_run(root: str | Path, config: dict, source: str) -> None:
+    """At the start of an executing run: raise ``RunConflictError`` if another configuration
+    made ``root`` (unless ``replace_run``), else record this configuration as its maker."""
+    from ..core.io import atomic_path
+
+    conflict = run_conflict(root, config, source)
+    if conflict and not config.get("replace_run"):
+        raise RunConflictError(conflict)
+    path = _record(root)
+    if conflict or not path.is_file():
+        payload = {
+            "digest": config_digest(config),
+            "source": source,
+            "run_name": config["run_name"],
+        }
+        with atomic_path(path) as tmp:
+            tmp.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
