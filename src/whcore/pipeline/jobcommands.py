@@ -302,20 +302,22 @@ def _cmd_epistasis(args) -> None:
     from .epistasis import learned_epistasis
 
     spec = EpistasisSpec.read(args.spec)
-    top_path, energy_path = _outputs(spec, "interactions", "energy")
+    top_path, energy_path, sites_path = _outputs(spec, "interactions", "energy", "sites")
     if args.threads > 0:
         import torch
 
         torch.set_num_threads(args.threads)
     device = str(choose_device(args.device, log=lambda msg: print(msg, flush=True)))
-    top, energy = learned_epistasis(
+    top, energy, site_sets, basis = learned_epistasis(
         spec, pd.read_parquet(args.selected), device, log=lambda msg: print(msg, flush=True)
     )
-    meta = {"spec": spec.to_dict(), "provenance": provenance(device)}
+    meta = {"spec": spec.to_dict(), "provenance": provenance(device), "basis": basis}
     write_parquet(energy, energy_path, meta)
+    write_parquet(site_sets, sites_path, meta)
     write_parquet(top, top_path, meta)
-    for method, rows in top.groupby("method", sort=False):
-        print(f"{method}: " + "; ".join(rows["interaction"].head(5)))
+    print(f"basis: {basis}")
+    for method, rows in site_sets.groupby("method", sort=False):
+        print(f"{method}: site sets " + "; ".join(f"{{{s}}}" for s in rows["sites"].head(5)))
 
 
 def _cmd_epistasis_figure(args) -> None:
@@ -333,8 +335,8 @@ def _add_user_commands(sub) -> None:
                       "source; outputs: data)", _cmd_binarize_user)  # fmt: skip
     p = sub.add_parser(
         "epistasis",
-        help="spectra of the selected standard and HashWH networks: top interactions and energy "
-        "by degree (outputs: interactions, energy)",
+        help="spectra of the selected standard and HashWH networks: top interactions, energy "
+        "by number of sites and by site set (outputs: interactions, energy, sites)",
     )
     _add_spec(p)
     _add_threads(p)
@@ -345,8 +347,9 @@ def _add_user_commands(sub) -> None:
         help="auto, cpu, cuda or cuda:K (default: $WHCORE_DEVICE or auto)",
     )
     p.set_defaults(func=_cmd_epistasis)
-    _add_spec_command(sub, "epistasis-figure", "draw the energy-by-degree figure of epistasis",
-                      _cmd_epistasis_figure, tables="its two epistasis tables")  # fmt: skip
+    _add_spec_command(sub, "epistasis-figure", "draw the epistasis figure (energy by number of "
+                      "sites, site-by-site heatmap)", _cmd_epistasis_figure,
+                      tables="its three epistasis tables")  # fmt: skip
 
 
 def _add_spec_command(

@@ -295,6 +295,7 @@ class JobPlan:
             tables = {
                 "interactions": self.layout.table_path(f"epistasis_{name}"),
                 "energy": self.layout.table_path(f"epistasis_energy_{name}"),
+                "sites": self.layout.table_path(f"epistasis_sites_{name}"),
             }
             training = {**training_defaults(), **ds["training"]}
             training.pop("log_every", None)
