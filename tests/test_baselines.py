@@ -21,7 +21,13 @@ def _table(path, seed=0, rows=200, n=6):
     rng = np.random.default_rng(1)
     x = rng.integers(0, 2, (rows, n))
     y = 2.0 * x[:, 0] + rng.normal(0, 0.1, rows)
-    test = unit_split(rows, SIZES["train"], SIZES["val"], SIZES["test"], unit_seed(SIZES["train"], seed, Path(path).stem)).test
+    test = unit_split(
+        rows,
+        SIZES["train"],
+        SIZES["val"],
+        SIZES["test"],
+        unit_seed(SIZES["train"], seed, Path(path).stem),
+    ).test
     y[test] = -2.0 * x[test, 0] + rng.normal(0, 0.1, len(test))
     frame = pd.DataFrame(x, columns=[f"b{i}" for i in range(n)]).assign(y=y)
     frame.to_parquet(path)

@@ -255,12 +255,23 @@ def _cmd_claims(args) -> None:
 
     spec = ClaimsSpec.read(args.spec)
     md, js = _outputs(spec, "md", "json")
-    claims = evaluate_claims(_read_tables(args.tables), spec.settings)
-    write_claims(claims, md, js)
+    own_data = spec.settings.get("report") == "own_data"
+    if own_data:  # every dataset is the user's own: the comparison, not the paper's claims
+        from .claims.userdata import write_report
+
+        summary, _ = write_report(_read_tables(args.tables), md, js)
+    else:
+        claims = evaluate_claims(_read_tables(args.tables), spec.settings)
+        write_claims(claims, md, js)
     if "provenance" in spec.outputs:  # what produced the tables the claims were checked on
         (path,) = _outputs(spec, "provenance")
         with atomic_path(path) as tmp:
             provenance_table(args.tables).to_csv(tmp, sep="\t", index=False)
+    if own_data:
+        for row in summary[summary["best"]].itertuples():
+            print(f"{row.dataset} {row.split} {row.train_size}: best {row.method} "
+                  f"(test R^2 {row.mean:.4f})")  # fmt: skip
+        return
     for claim in claims:
         print(f"{claim.verdict:>14}  {claim.id}")
 
