@@ -137,9 +137,10 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
     ]
     for cell, rows in summary.groupby(CELL, sort=True):
         top = rows[rows["best"]].iloc[0]
+        se = "(one unit: no s.e.)" if np.isnan(top["se"]) else f"+- {top['se']:.4f}"
         lines.append(
             f"| {cell[0]} | {cell[1]} | {cell[2]} | {_label(top['method'])} | "
-            f"{top['mean']:.4f} +- {top['se']:.4f} | {int(top['units'])} |"
+            f"{top['mean']:.4f} {se} | {int(top['units'])} |"
         )
     for cell, rows in summary.groupby(CELL, sort=True):
         lines += ["", f"## {_cell_title(cell)}", ""]
