@@ -62,5 +62,9 @@ def test_readme_configuration_learns_the_planted_interactions(tmp_path, snakemak
         assert rows["test_r2_retrained"].iloc[0] == pytest.approx(
             rows["test_r2_selected"].iloc[0], abs=1e-4
         )
+    site_sets = pd.read_parquet(root / "tables" / f"epistasis_sites_{name}.parquet")
+    for _, rows in site_sets.groupby("method"):  # the strongest pair of sites is the planted one
+        assert rows[rows["degree"] == 2]["sites"].iloc[0] == "3,5", rows
+    assert "each feature a site" in top["basis"].iloc[0]
     energy = pd.read_parquet(root / "tables" / f"epistasis_energy_{name}.parquet")
     assert set(energy[energy["fraction"] > 0.05]["degree"]) == {1, 2, 3}

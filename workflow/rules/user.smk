@@ -43,13 +43,15 @@ rule binarize_user:
 
 
 rule epistasis:
-    """Spectra of the selected standard and HashWH networks: top interactions, energy by degree."""
+    """Spectra of the selected standard and HashWH networks: top interactions, energy by
+    number of sites and by site set."""
     input:
         data=LAYOUT.DATA,
         selected=table("real_selected"),
     output:
         interactions=table("epistasis_{dataset}"),
         energy=table("epistasis_energy_{dataset}"),
+        sites=table("epistasis_sites_{dataset}"),
     log:
         LAYOUT.log(table("epistasis_{dataset}")),
     wildcard_constraints:
@@ -69,9 +71,14 @@ rule epistasis:
 
 
 rule epistasis_figure:
-    """Energy of the learned spectra by degree, standard and HashWH side by side (PDF, PNG)."""
+    """Energy of the learned spectra by number of sites and the site-by-site heatmap, standard
+    and HashWH side by side (PDF, PNG)."""
     input:
-        tables=[table("epistasis_{dataset}"), table("epistasis_energy_{dataset}")],
+        tables=[
+            table("epistasis_{dataset}"),
+            table("epistasis_energy_{dataset}"),
+            table("epistasis_sites_{dataset}"),
+        ],
     output:
         pdf=f"{figure_stem('epistasis_{dataset}')}.pdf",
         png=report(

@@ -255,12 +255,23 @@ def _cmd_claims(args) -> None:
 
     spec = ClaimsSpec.read(args.spec)
     md, js = _outputs(spec, "md", "json")
-    claims = evaluate_claims(_read_tables(args.tables), spec.settings)
-    write_claims(claims, md, js)
+    own_data = spec.settings.get("report") == "own_data"
+    if own_data:  # every dataset is the user's own: the comparison, not the paper's claims
+        from .claims.userdata import write_report
+
+        summary, _ = write_report(_read_tables(args.tables), md, js)
+    else:
+        claims = evaluate_claims(_read_tables(args.tables), spec.settings)
+        write_claims(claims, md, js)
     if "provenance" in spec.outputs:  # what produced the tables the claims were checked on
         (path,) = _outputs(spec, "provenance")
         with atomic_path(path) as tmp:
             provenance_table(args.tables).to_csv(tmp, sep="\t", index=False)
+    if own_data:
+        for row in summary[summary["best"]].itertuples():
+            print(f"{row.dataset} {row.split} {row.train_size}: best {row.method} "
+                  f"(test R^2 {row.mean:.4f})")  # fmt: skip
+        return
     for claim in claims:
         print(f"{claim.verdict:>14}  {claim.id}")
 
@@ -302,20 +313,22 @@ def _cmd_epistasis(args) -> None:
     from .epistasis import learned_epistasis
 
     spec = EpistasisSpec.read(args.spec)
-    top_path, energy_path = _outputs(spec, "interactions", "energy")
+    top_path, energy_path, sites_path = _outputs(spec, "interactions", "energy", "sites")
     if args.threads > 0:
         import torch
 
         torch.set_num_threads(args.threads)
     device = str(choose_device(args.device, log=lambda msg: print(msg, flush=True)))
-    top, energy = learned_epistasis(
+    top, energy, site_sets, basis = learned_epistasis(
         spec, pd.read_parquet(args.selected), device, log=lambda msg: print(msg, flush=True)
     )
-    meta = {"spec": spec.to_dict(), "provenance": provenance(device)}
+    meta = {"spec": spec.to_dict(), "provenance": provenance(device), "basis": basis}
     write_parquet(energy, energy_path, meta)
+    write_parquet(site_sets, sites_path, meta)
     write_parquet(top, top_path, meta)
-    for method, rows in top.groupby("method", sort=False):
-        print(f"{method}: " + "; ".join(rows["interaction"].head(5)))
+    print(f"basis: {basis}")
+    for method, rows in site_sets.groupby("method", sort=False):
+        print(f"{method}: site sets " + "; ".join(f"{{{s}}}" for s in rows["sites"].head(5)))
 
 
 def _cmd_epistasis_figure(args) -> None:
@@ -333,8 +346,8 @@ def _add_user_commands(sub) -> None:
                       "source; outputs: data)", _cmd_binarize_user)  # fmt: skip
     p = sub.add_parser(
         "epistasis",
-        help="spectra of the selected standard and HashWH networks: top interactions and energy "
-        "by degree (outputs: interactions, energy)",
+        help="spectra of the selected standard and HashWH networks: top interactions, energy "
+        "by number of sites and by site set (outputs: interactions, energy, sites)",
     )
     _add_spec(p)
     _add_threads(p)
@@ -345,8 +358,9 @@ def _add_user_commands(sub) -> None:
         help="auto, cpu, cuda or cuda:K (default: $WHCORE_DEVICE or auto)",
     )
     p.set_defaults(func=_cmd_epistasis)
-    _add_spec_command(sub, "epistasis-figure", "draw the energy-by-degree figure of epistasis",
-                      _cmd_epistasis_figure, tables="its two epistasis tables")  # fmt: skip
+    _add_spec_command(sub, "epistasis-figure", "draw the epistasis figure (energy by number of "
+                      "sites, site-by-site heatmap)", _cmd_epistasis_figure,
+                      tables="its three epistasis tables")  # fmt: skip
 
 
 def _add_spec_command(

@@ -33,7 +33,7 @@ from .jobspec import (
 )
 from .layout import Layout
 
-__all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_FIGURES", "Job", "JobPlan"]
+__all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_FIGURES", "Job", "JobPlan", "own_data_only"]
 
 # The tables the claims are checked against ("ablation": one table per ablation dataset).
 CLAIM_TABLES = {
@@ -51,6 +51,20 @@ EXPERIMENT_OF_FIGURES = {
     "ablation": "ablation",
     "entacmaea": "entacmaea_energy",
 }
+
+
+def own_data_only(config: dict) -> bool:
+    """Whether a validated config's datasets are all the user's own (no experiment but the
+    real one, every real dataset given by file or url): its report compares the methods on
+    them instead of checking the paper's claims."""
+    others = ("spectrum", "synthetic", "ablation", "entacmaea_energy")
+    datasets = set(config["real"]["datasets"])
+    return (
+        config["real"]["enabled"]
+        and not any(config[e]["enabled"] for e in others)
+        and bool(datasets)
+        and datasets == set(user_datasets(config))
+    )
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,9 @@ class JobPlan:
 
     def enabled(self, experiment: str) -> bool:
         return self.config[experiment]["enabled"]
+
+    def own_data_only(self) -> bool:
+        return own_data_only(self.config)
 
     def aggregate_inputs(self, experiment: str) -> dict[str, list[str]]:
         """An aggregation's input files by role (the `whcore aggregate` options)."""
@@ -295,6 +312,7 @@ class JobPlan:
             tables = {
                 "interactions": self.layout.table_path(f"epistasis_{name}"),
                 "energy": self.layout.table_path(f"epistasis_energy_{name}"),
+                "sites": self.layout.table_path(f"epistasis_sites_{name}"),
             }
             training = {**training_defaults(), **ds["training"]}
             training.pop("log_every", None)
@@ -424,5 +442,7 @@ class JobPlan:
             "provenance": self.layout.provenance,
         }
         settings = self.figure_settings()  # the speed claim's runtime cell
+        if self.own_data_only():
+            settings["report"] = "own_data"
         claims = {"outputs": outputs, "settings": settings}
         self._add(outputs["md"], ClaimsSpec, claims, tuple(self._tables(names)))

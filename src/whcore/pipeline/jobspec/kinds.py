@@ -192,7 +192,7 @@ class UserDataSpec(JobSpec):
 class EpistasisSpec(JobSpec):
     """The spectra of the selected standard and HashWH networks of a dataset."""
 
-    KIND, SUBCOMMAND, OUTPUTS = "epistasis", "epistasis", ("interactions", "energy")
+    KIND, SUBCOMMAND, OUTPUTS = "epistasis", "epistasis", ("interactions", "energy", "sites")
 
     dataset: str
     data: DataSplit
@@ -205,7 +205,8 @@ class EpistasisSpec(JobSpec):
 
 @dataclass(frozen=True)
 class EpistasisFigureSpec(JobSpec):
-    """The energy-by-degree figure of a dataset's learned epistasis."""
+    """The figure of a dataset's learned epistasis: energy by number of sites, site-by-site
+    pairwise heatmap."""
 
     KIND, SUBCOMMAND, OUTPUTS = "epistasis_figure", "epistasis-figure", ("stem",)
 

@@ -1,0 +1,178 @@
+"""The report of a run whose datasets are all the user's own: which method predicts each
+landscape best, by how much and how sure, per train size (and split scheme where the run has
+several), in place of the paper's claims, which do not apply to a table the paper never saw.
+
+Units are the subsamples of a cell (a dataset, a train size and a data seed; under ProteinGym's
+protocol a held-out fold of a split scheme): a network's value in a unit is the mean over its
+training seeds of the configuration validation selected (for HashWH over every hash size too),
+a baseline's is its one fit. Methods are compared to the best one of the cell (highest mean
+test R^2) by paired differences over the units both finished, with a two-sided 95% Student t
+confidence interval; a unit where a method diverged counts against nothing and is counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ...core.io import atomic_path
+
+__all__ = ["CELL", "LEVEL", "best_per_cell", "paired_differences", "unit_values", "write_report"]
+
+LEVEL = 0.95
+CELL = ["dataset", "split", "train_size"]
+UNIT_OF = {"data_seed": "data seed", "fold": "held-out fold"}
+
+
+def _unit_key(selected: pd.DataFrame) -> str:
+    return "fold" if "fold" in selected.columns else "data_seed"
+
+
+def unit_values(selected: pd.DataFrame, value: str = "test_r2") -> pd.DataFrame:
+    """One row per (cell, unit, method): ``value`` of the configuration with the best validation
+    R^2 among the method's rows of each run, averaged over training seeds; ``diverged`` where
+    every configuration of a run diverged (such runs are left out of the mean)."""
+    frame = selected.copy()
+    if "split" not in frame:
+        frame["split"] = "random subsample"
+    unit = _unit_key(frame)
+    run = [*CELL, unit, "method", "seed"]
+    score = frame["val_r2"].where(~frame["diverged"].astype(bool), -np.inf).fillna(-np.inf)
+    best = frame.loc[score.groupby([frame[k] for k in run], sort=False).idxmax()]
+    best = best.assign(value=best[value].where(~best["diverged"].astype(bool)))
+    grouped = best.groupby([*CELL, unit, "method"], sort=True)
+    out = grouped.agg(value=("value", "mean"), diverged=("diverged", "all")).reset_index()
+    return out.rename(columns={unit: "unit"})
+
+
+def best_per_cell(units: pd.DataFrame) -> pd.DataFrame:
+    """Per cell and method: units finished, mean, standard deviation and standard error of the
+    value; ``best`` marks the highest mean of each cell."""
+    rows = units.dropna(subset=["value"]).groupby([*CELL, "method"], sort=True)["value"]
+    table = rows.agg(units="count", mean="mean", sd="std").reset_index()
+    table["se"] = table["sd"] / np.sqrt(table["units"])
+    top = table.groupby(CELL)["mean"].transform("max")
+    table["best"] = table["mean"] == top
+    return table
+
+
+def paired_differences(units: pd.DataFrame, level: float = LEVEL) -> pd.DataFrame:
+    """Per cell, the best method minus each other one over the units both finished: units,
+    mean difference, its confidence interval (two-sided Student t at ``level``) and the paired
+    t-test's two-sided p-value (NaN with fewer than two units)."""
+    summary = best_per_cell(units)
+    rows = []
+    for cell, methods in summary.groupby(CELL, sort=True):
+        best = methods.loc[methods["best"], "method"].iloc[0]
+        wide = units[(units[CELL] == pd.Series(cell, index=CELL)).all(axis=1)].pivot(
+            index="unit", columns="method", values="value"
+        )
+        for other in methods["method"]:
+            if other == best:
+                continue
+            pair = wide[[best, other]].dropna()
+            diff = (pair[best] - pair[other]).to_numpy()
+            n = len(diff)
+            mean = float(diff.mean()) if n else np.nan
+            if n >= 2 and diff.std(ddof=1) > 0:
+                half = stats.t.ppf(0.5 + level / 2, n - 1) * diff.std(ddof=1) / np.sqrt(n)
+                p = float(stats.ttest_1samp(diff, 0.0).pvalue)
+            elif n >= 2:  # identical differences: no spread
+                half, p = 0.0, (0.0 if mean != 0 else 1.0)
+            else:
+                half, p = np.nan, np.nan
+            rows.append(
+                dict(zip(CELL, cell), best=best, other=other, units=n, difference=mean,
+                     low=mean - half, high=mean + half, p_value=p)
+            )  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=[*CELL, "best", "other", "units", "difference", "low", "high", "p_value"]
+    )
+
+
+def _label(method: str) -> str:
+    from ..figures.style import method_label
+
+    try:
+        return method_label(method)
+    except (KeyError, ValueError):
+        return method
+
+
+def _cell_title(cell: tuple) -> str:
+    dataset, split, size = cell
+    return f"{dataset}, {split}, train size {size}" if split else f"{dataset}, train size {size}"
+
+
+def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: float = LEVEL):
+    """``claims.md`` and ``claims.json`` of a run of the user's own data: per cell the methods
+    ranked by mean test R^2, the best one, and the paired differences to it."""
+    selected = tables["real_selected"]
+    unit = UNIT_OF[_unit_key(selected)]
+    units = unit_values(selected)
+    summary = best_per_cell(units)
+    diffs = paired_differences(units, level)
+    diverged = units[units["diverged"]].groupby([*CELL, "method"]).size()
+    lines = [
+        "# Your data: which method predicts it best",
+        "",
+        "Every dataset of this run is your own, so the paper's claims are not checked here "
+        "(they concern the paper's datasets). For each cell (dataset, split scheme, train "
+        f"size) the methods are ranked by their mean test R^2 over the units, a unit being one "
+        f"{unit}; a network's value in a unit is the mean over its training seeds of the "
+        "configuration validation selected (HashWH: over every hash size too), a baseline's is "
+        "its one fit. The best method is compared with each other one by the paired "
+        f"difference of test R^2 over the units both finished, with its two-sided {level:.0%} "
+        "Student t confidence interval and the paired t-test's p-value (not corrected for the "
+        "number of comparisons). Runs that diverged are left out and counted.",
+        "",
+        "## Best method per cell",
+        "",
+        "| dataset | split | train size | best | test R^2 (mean +- s.e.) | units |",
+        "|---|---|---|---|---|---|",
+    ]
+    for cell, rows in summary.groupby(CELL, sort=True):
+        top = rows[rows["best"]].iloc[0]
+        se = "(one unit: no s.e.)" if np.isnan(top["se"]) else f"+- {top['se']:.4f}"
+        lines.append(
+            f"| {cell[0]} | {cell[1]} | {cell[2]} | {_label(top['method'])} | "
+            f"{top['mean']:.4f} {se} | {int(top['units'])} |"
+        )
+    for cell, rows in summary.groupby(CELL, sort=True):
+        lines += ["", f"## {_cell_title(cell)}", ""]
+        lines += ["| method | test R^2 mean | s.d. | units | diverged | best minus it "
+                  f"[{level:.0%} CI] | p |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        mine = diffs[(diffs[CELL] == pd.Series(cell, index=CELL)).all(axis=1)].set_index("other")
+        for row in rows.sort_values("mean", ascending=False).itertuples():
+            failed = int(diverged.get((*cell, row.method), 0))
+            if row.method in mine.index:
+                d = mine.loc[row.method]
+                if d["units"] >= 2:
+                    gap = f"{d['difference']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}]"
+                    p = f"{d['p_value']:.3g}"
+                else:
+                    gap, p = f"{d['difference']:+.4f} (fewer than 2 paired units: no interval)", ""
+                gap += f", {int(d['units'])} paired"
+            else:
+                gap, p = "(best)", ""
+            sd = "" if np.isnan(row.sd) else f"{row.sd:.4f}"
+            lines.append(
+                f"| {_label(row.method)} | {row.mean:.4f} | {sd} | {row.units} | {failed} | "
+                f"{gap} | {p} |"
+            )
+    with atomic_path(md_path) as tmp:
+        Path(tmp).write_text("\n".join(lines) + "\n")
+    record = {
+        "report": "own data",
+        "unit": unit,
+        "level": level,
+        "cells": json.loads(summary.to_json(orient="records")),
+        "differences": json.loads(diffs.to_json(orient="records")),
+    }
+    with atomic_path(json_path) as tmp:
+        Path(tmp).write_text(json.dumps(record, indent=1))
+    return summary, diffs

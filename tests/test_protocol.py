@@ -1,0 +1,82 @@
+"""ProteinGym's supervised protocol (whcore.pipeline.protocol): fold columns respected
+exactly, folds computed as documented, Spearman against scipy, fold means and standard
+errors against a slow loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from whcore.pipeline.protocol import (
+    compute_folds,
+    fold_indices,
+    fold_scores,
+    spearman,
+    summarize_folds,
+)
+
+
+def test_the_held_out_fold_is_the_file_column_exactly():
+    folds = np.random.default_rng(1).integers(0, 5, 300)
+    for k in range(5):
+        train, val, test = fold_indices(folds, k, val_fraction=0.2, seed=k)
+        np.testing.assert_array_equal(test, np.flatnonzero(folds == k))
+        assert not set(train) & set(val) and not (set(train) | set(val)) & set(test)
+        assert set(train) | set(val) | set(test) == set(range(300))
+        assert abs(len(val) - 0.2 * (folds != k).sum()) <= 1
+    with pytest.raises(ValueError, match="fold 7 has no rows"):
+        fold_indices(folds, 7)
+
+
+def test_computed_folds_follow_the_documented_rules():
+    mutants = pd.Series([f"A{p}G" for p in range(1, 101)])
+    modulo = compute_folds(mutants, "fold_modulo_5")
+    np.testing.assert_array_equal(modulo, (np.arange(1, 101) - 1) % 5)
+    contiguous = compute_folds(mutants, "fold_contiguous_5")
+    np.testing.assert_array_equal(contiguous, np.repeat(np.arange(5), 20))
+    random = compute_folds(mutants, "fold_random_5", seed=3)
+    assert sorted(np.bincount(random)) == [20] * 5
+    np.testing.assert_array_equal(random, compute_folds(mutants, "fold_random_5", seed=3))
+    with pytest.raises(ValueError, match="needs exactly one. Fix: use fold_random_5"):
+        compute_folds(pd.Series(["A1G:C2D"]), "fold_modulo_5")
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_spearman_matches_scipy(ties):
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=200)
+    b = a + rng.normal(size=200)
+    if ties:
+        a, b = np.round(a), np.round(b, 1)
+    assert spearman(a, b) == pytest.approx(stats.spearmanr(a, b).statistic, abs=1e-12)
+
+
+def test_fold_means_and_standard_errors_match_a_slow_loop():
+    rng = np.random.default_rng(2)
+    rows = []
+    for method in ("hashwh", "standard"):
+        for fold in range(5):
+            y = rng.normal(size=50)
+            scores = fold_scores(y, y + rng.normal(scale=0.5, size=50))
+            rows.append({"dataset": "mine", "scheme": "fold_random_5", "method": method,
+                         "fold": fold, **scores})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    table = summarize_folds(frame).set_index("method")
+    for method, block in frame.groupby("method"):
+        values = block["spearman"].to_list()
+        mean = sum(values) / len(values)
+        se = (sum((v - mean) ** 2 for v in values) / (len(values) - 1)) ** 0.5 / len(values) ** 0.5
+        assert table.loc[method, "spearman_mean"] == pytest.approx(mean)
+        assert table.loc[method, "spearman_se"] == pytest.approx(se)
+        assert table.loc[method, "folds"] == 5
+
+
+def test_fold_scores_against_direct_formulas():
+    y = np.array([1.0, 2.0, 3.0, 4.0])
+    p = np.array([1.5, 1.5, 3.5, 3.0])
+    scores = fold_scores(y, p)
+    assert scores["mse"] == pytest.approx(np.mean((y - p) ** 2))
+    assert scores["r2"] == pytest.approx(1 - ((y - p) ** 2).sum() / ((y - y.mean()) ** 2).sum())
+    assert scores["spearman"] == pytest.approx(stats.spearmanr(y, p).statistic)
