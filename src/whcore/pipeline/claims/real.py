@@ -134,7 +134,9 @@ def faster_than_ens_claim(selected: pd.DataFrame) -> Claim:
         "(dataset, train size) cell (paired over units on log10 of the time; only models timed "
         "one at a time)."
     )
-    timed = selected[selected["timed_alone"]] if "timed_alone" in selected else selected.iloc[:0]
+    # Baselines have no timed_alone (NA): they are not timed per epoch.
+    alone = selected["timed_alone"] if "timed_alone" in selected else False
+    timed = selected[pd.Series(alone, index=selected.index).fillna(False).astype(bool)]
     if not (timed["variant"] == "ens").any() or not (timed["method"] == "hashwh").any():
         return skipped(cid, quote, source, "no EN-S and HashWH runs timed one at a time")
     timed = timed.assign(log_time=-np.log10(timed["train_time"].clip(lower=1e-9)))
