@@ -5,7 +5,7 @@
   most 5% of the replications;
 - with a planted effect: it says "holds" about as often as ``claim_power`` (the function behind
   the report's "units per cell would give this claim 80% power") predicts, within
-  predicted +- POWER_TOLERANCE (about 3 binomial standard errors of REPS replications at 80%);
+  predicted +- POWER_TOLERANCE (2.5 binomial standard errors of POWER_REPS replications);
 - with the effect reversed in one cell: it says "does not hold".
 
 The old overfitting statistic (minimum on even epochs, rise on odd ones of the same curve)
@@ -43,9 +43,10 @@ from whcore.pipeline.claims.spectrum import ESSENTIALLY_ZERO, PERFECT, spectrum_
 
 pytestmark = pytest.mark.calibration
 
-REPS = 200
+REPS = 200  # replications of every null case
+POWER_REPS = 100  # replications of every planted case
 LEVEL = 0.05
-POWER_TOLERANCE = 0.08
+POWER_TOLERANCE = 0.1  # 2.5 binomial standard errors of POWER_REPS at 80%
 HASHED = ["hashwh_b5", "hashwh_b7", "hashwh_b8"]
 REGULARIZED = ["fullwh", "ens", *HASHED]
 
@@ -66,7 +67,7 @@ def share(counts: Counter, verdict: str = HOLDS) -> float:
 
 def assert_power(measured: float, predicted: float, what: str) -> None:
     assert abs(measured - predicted) <= POWER_TOLERANCE, (
-        f"{what}: 'holds' in {measured:.1%} of {REPS} replications, predicted {predicted:.1%}"
+        f"{what}: 'holds' in {measured:.1%} of the replications, predicted {predicted:.1%}"
     )
 
 
@@ -139,7 +140,9 @@ def test_spectrum_claims_hold_at_most_at_their_level_without_an_effect():
 
 def test_spectrum_claims_have_the_power_they_predict():
     levels = planted_spectrum_levels()
-    counts = verdict_rates(lambda rng: spectrum_tables(rng, levels), spectrum_comparisons, seed=1)
+    counts = verdict_rates(
+        lambda rng: spectrum_tables(rng, levels), spectrum_comparisons, POWER_REPS, seed=1
+    )
     for cid, predicted in spectrum_predictions(levels).items():
         assert 0.3 <= predicted <= 0.97, (cid, predicted)  # an informative power
         assert_power(share(counts[cid]), predicted, cid)
@@ -161,7 +164,9 @@ def test_the_least_favourable_null_holds_at_most_at_the_level():
     for v in HASHED:
         levels[v].update(amp_deg4=0.9)
     levels["hashwh_b5"].update(amp_deg4=0.3)
-    counts = verdict_rates(lambda rng: spectrum_tables(rng, levels), spectrum_comparisons, seed=2)
+    counts = verdict_rates(
+        lambda rng: spectrum_tables(rng, levels), spectrum_comparisons, POWER_REPS, seed=2
+    )
     assert share(counts["spectrum_learns_degree4"]) <= LEVEL
 
 
@@ -214,7 +219,7 @@ def overfitting_rates(shape, phi, seed=0, reps=REPS):
     return verdict_rates(tables, evaluate, reps, seed)["spectrum_standard_overfits_low_degrees"]
 
 
-@pytest.mark.parametrize("phi", [0.0, 0.5, 0.9, 0.98])
+@pytest.mark.parametrize("phi", [0.0, 0.9, 0.98])
 def test_overfitting_claim_holds_at_most_at_its_level_on_autocorrelated_noise(phi):
     assert share(overfitting_rates(flat, phi)) <= LEVEL
 
@@ -291,7 +296,9 @@ def test_low_degrees_learned_first_calibrated():
     # 8 epochs later per degree, a run's time jittered by 8 (a unit's, by 8 / sqrt(2)): the SD
     # of a unit's difference is 8, the predicted power over 8 cells at 6 units...
     predicted = paired_power([(8.0 * (d - 1), 8.0) for d in range(2, 6) for _ in SIZES])
-    assert_power(share(learned_first_rates(8.0, seed=7)), predicted, "learned first")
+    assert_power(
+        share(learned_first_rates(8.0, seed=7, reps=POWER_REPS)), predicted, "learned first"
+    )
     assert share(learned_first_rates(-20.0, seed=8, reps=30), FAILS) >= 0.9
 
 
@@ -306,7 +313,9 @@ def test_synthetic_claims_calibrated():
                 "synthetic_larger_b_better"):  # fmt: skip
         assert share(null[cid]) <= LEVEL, (cid, null[cid])
     levels = {"hashwh_b7": 0.56, "hashwh_b10": 0.58, "hashwh_b13": 0.60, "ens": 0.45}
-    planted = verdict_rates(lambda rng: synthetic_selected(rng, levels), synthetic_claims, seed=1)
+    planted = verdict_rates(
+        lambda rng: synthetic_selected(rng, levels), synthetic_claims, POWER_REPS, seed=1
+    )
     hashed = ["hashwh_b7", "hashwh_b10", "hashwh_b13"]
     beats = [(levels[v] - 0.5, synthetic_sd(v, "standard")) for v in hashed] * SYN_CELLS
     assert_power(share(planted["synthetic_hashwh_beats_standard"]), paired_power(beats), "beats")
@@ -347,7 +356,7 @@ def test_real_claims_calibrated():
         assert share(null[f"real_hashwh_beats_{rival}"]) <= LEVEL
     assert share(null["real_gain_largest_low_data"]) <= LEVEL
     gains = {40: 0.12, 120: 0.07, 200: 0.05}
-    planted = verdict_rates(_real(gains), real_claims, seed=1)
+    planted = verdict_rates(_real(gains), real_claims, POWER_REPS, seed=1)
     for rival in rivals:
         sd = np.hypot(unit_sd(0.03, 2), unit_sd(REAL_NOISE_OF[rival], 2 if rival == "standard"
                                                    else 1))  # fmt: skip
@@ -395,7 +404,9 @@ def test_ablation_claim_calibrated():
     cid = "ablation_amplitude_beats_degree_sgemm"
     null = verdict_rates(lambda rng: ablation_table(rng, 0.0), ablation_claims)
     assert share(null[cid]) <= LEVEL
-    planted = verdict_rates(lambda rng: ablation_table(rng, 0.012), ablation_claims, seed=1)
+    planted = verdict_rates(
+        lambda rng: ablation_table(rng, 0.012), ablation_claims, POWER_REPS, seed=1
+    )
     predicted = paired_power([(0.012, 0.01)], units=5)
     assert_power(share(planted[cid]), predicted, cid)
     reversed_ = verdict_rates(lambda rng: ablation_table(rng, -0.03), ablation_claims, 30, 2)
