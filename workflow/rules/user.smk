@@ -43,8 +43,7 @@ rule binarize_user:
 
 
 rule epistasis:
-    """Spectra of the selected standard and HashWH networks: top interactions, energy by
-    number of sites and by site set."""
+    """Selected networks' spectra: top interactions, energy by number of sites and site set."""
     input:
         data=LAYOUT.DATA,
         selected=table("real_selected"),
@@ -71,8 +70,7 @@ rule epistasis:
 
 
 rule epistasis_figure:
-    """Energy of the learned spectra by number of sites and the site-by-site heatmap, standard
-    and HashWH side by side (PDF, PNG)."""
+    """Learned energy by number of sites and the site-by-site heatmap, per network (PDF, PNG)."""
     input:
         tables=[
             table("epistasis_{dataset}"),
