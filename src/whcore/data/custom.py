@@ -44,7 +44,7 @@ import pandas as pd
 
 from ..core.io import write_parquet
 from .download import sha256_of
-from .parsers import DECOMPRESS_ERRORS, RawFormatError, read_failure
+from .parsers import TABLE_READ_ERRORS, RawFormatError, read_failure
 
 __all__ = [
     "BINARIZATIONS",
@@ -172,14 +172,7 @@ def _read(path: Path) -> pd.DataFrame:
             keep_default_na=False,
             skip_blank_lines=False,
         )
-    except (
-        *DECOMPRESS_ERRORS,
-        OSError,
-        ValueError,  # a zip of several files, say
-        pd.errors.ParserError,
-        pd.errors.EmptyDataError,
-        UnicodeDecodeError,
-    ) as err:
+    except (*TABLE_READ_ERRORS, ValueError) as err:  # ValueError: a zip of several files, say
         raise read_failure(
             path, err, f"a {'TSV' if tab else 'CSV'} table", "give a comma-separated file "
             "(.csv) or a tab-separated one (.tsv) with a header row, optionally compressed "

@@ -20,6 +20,7 @@ import pandas as pd
 
 __all__ = [
     "DECOMPRESS_ERRORS",
+    "TABLE_READ_ERRORS",
     "RawFormatError",
     "parse_avgfp",
     "parse_entacmaea",
@@ -37,6 +38,14 @@ class RawFormatError(ValueError):
 
 # What reading a truncated or damaged compressed file raises (a bad gzip is an OSError)
 DECOMPRESS_ERRORS = (EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile)
+# What reading a (possibly compressed) text table can raise on a bad file.
+TABLE_READ_ERRORS = (
+    *DECOMPRESS_ERRORS,
+    OSError,
+    pd.errors.ParserError,
+    pd.errors.EmptyDataError,
+    UnicodeDecodeError,
+)
 
 
 def read_failure(path, err: BaseException, what: str, fix: str) -> RawFormatError:
@@ -258,13 +267,7 @@ def parse_gb1(path: str | Path) -> pd.DataFrame:
             keep_default_na=False,
             skip_blank_lines=False,
         )
-    except (
-        *DECOMPRESS_ERRORS,
-        OSError,
-        pd.errors.ParserError,
-        pd.errors.EmptyDataError,
-        UnicodeDecodeError,
-    ) as err:
+    except TABLE_READ_ERRORS as err:
         raise read_failure(path, err, "the FLIP GB1 CSV", _FIX) from err
     variants = table["Variants"].fillna("")
     bad = ~variants.str.fullmatch(f"[{AMINO_ACIDS}]{{{len(GB1_SITES)}}}")
@@ -324,13 +327,7 @@ def parse_avgfp(path: str | Path) -> pd.DataFrame:
             skip_blank_lines=False,
             dtype={"aaMutations": str, "std": str},
         )
-    except (
-        *DECOMPRESS_ERRORS,
-        OSError,
-        pd.errors.ParserError,
-        pd.errors.EmptyDataError,
-        UnicodeDecodeError,
-    ) as err:
+    except TABLE_READ_ERRORS as err:
         raise read_failure(path, err, "a TSV", _FIX) from err
     _check_columns(path, table.columns, AVGFP_COLUMNS, "TSV header")
     # Raw rows are checked before genotypes are merged, so errors name lines of the file.
