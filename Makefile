@@ -25,7 +25,7 @@ torch_first = $(if $(strip $(TORCH_INDEX)),$(1)/pip install --quiet --no-deps --
 	$(TORCH_INDEX) (behind a proxy set https_proxy; offline: PIP_FIND_LINKS=<wheel folder>, \
 	or TORCH_INDEX=<your mirror>)" >&2; exit 1; })
 
-.PHONY: install test lint quick check-install check-core clean-venv
+.PHONY: install test lint quick calibration check-install check-core clean-venv
 
 $(BIN)/whcore: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest
+
+# The claims engine's calibration: every test's error rates over seeded tables (about 25 minutes
+# on one core; WHCORE_CALIBRATION_REPS sets the replications of the null cases, default 200).
+calibration: install
+	$(BIN)/python -m pytest -m calibration
 
 quick: install
 	$(BIN)/snakemake --cores $(CORES) --configfile config/quick.yaml

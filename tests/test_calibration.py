@@ -44,9 +44,9 @@ from whcore.pipeline.claims.spectrum import ESSENTIALLY_ZERO, PERFECT, spectrum_
 
 pytestmark = pytest.mark.calibration
 
-# Replications of every null case: 100 in the test suite (minutes of CPU), more on request
-# (WHCORE_CALIBRATION_REPS=200 pytest -m calibration).
-REPS = int(os.environ.get("WHCORE_CALIBRATION_REPS", "100"))
+# Replications of every null case (WHCORE_CALIBRATION_REPS to change it, e.g.
+# WHCORE_CALIBRATION_REPS=500 make calibration).
+REPS = int(os.environ.get("WHCORE_CALIBRATION_REPS", "200"))
 POWER_REPS = 100  # replications of every planted case
 LEVEL = 0.05
 POWER_TOLERANCE = 0.1  # 2.5 binomial standard errors of POWER_REPS at 80%
