@@ -427,4 +427,3 @@ def test_calibration_tables_have_the_stated_noise():
     spread = units.groupby("variant").std()
     for variant in SPECTRUM_NOISE:
         assert spread[variant] == pytest.approx(spectrum_noise(variant), rel=0.5)
-    assert MIN_RISE > 0
