@@ -38,7 +38,7 @@ from calibration_tables import (
 )
 
 from whcore.pipeline.claims import FAILS, HOLDS, real_claims, synthetic_claims
-from whcore.pipeline.claims.dynamics import MIN_RISE, learned_first_claim, overfitting_claim
+from whcore.pipeline.claims.dynamics import learned_first_claim, overfitting_claim
 from whcore.pipeline.claims.exact import ablation_claims
 from whcore.pipeline.claims.spectrum import ESSENTIALLY_ZERO, PERFECT, spectrum_comparisons
 
