@@ -241,6 +241,70 @@ def test_killed_job_under_snakemake_is_rerun_alone(tmp_path):
     assert "Nothing to be done" in third.stdout, third.stdout[-2000:]
 
 
+def start_in_own_group(work: Path, config: Path, *args) -> subprocess.Popen:
+    """Snakemake in a process group of its own, as a terminal runs it: Ctrl-C is SIGINT to
+    the whole group (Snakemake, its job shells, their `whcore train`)."""
+    return subprocess.Popen(
+        snakemake_cmd(work, config, *args),
+        env=_env(),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+
+def ctrl_c(proc: subprocess.Popen) -> str:
+    """SIGINT to the group of ``proc``; its output once it has ended."""
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode != 0, out[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("moment", ["mid-training", "output-written"])
+def test_ctrl_c_then_the_same_command_resumes(tmp_path, moment):
+    """Ctrl-C (SIGINT to Snakemake's process group), then the same command again, no flag
+    added: it finishes the run and leaves nothing to do.
+    "mid-training": the training job is interrupted while it trains. "output-written": the job
+    has written its output but Snakemake has not yet seen it end (Snakemake paused with SIGSTOP
+    across that moment), so the output exists and Snakemake's own record still calls it
+    incomplete: a plain rerun must not refuse (the workflow profile sets rerun-incomplete)."""
+    epochs = 300 if moment == "mid-training" else 20
+    config = spectrum_config(
+        tmp_path, {"standard": {}}, epochs=epochs, patience=epochs, log_every=1
+    )
+    work = tmp_path / "work"
+    target = run_file("standard", "default")
+    log = work / "logs/tiny/runs/spectrum/draw0/standard/default/size30_dseed0.log"
+    run = start_in_own_group(work, config, target)
+    wait_for(
+        lambda: log.is_file() and "epoch 1/" in log.read_text(),
+        300,
+        "the training job",
+        run,
+    )
+    if moment == "mid-training":
+        out = ctrl_c(run)
+        assert not (work / target).exists() and leftovers(work / target) == []
+    else:
+        os.kill(run.pid, signal.SIGSTOP)  # Snakemake sleeps; its job trains on and finishes
+        try:
+            wait_for(lambda: (work / target).is_dir(), 300, "the job's output")
+            wait_for(lambda: not whcore_train_pids(work, target), 60, "the trainer to end")
+            os.killpg(run.pid, signal.SIGINT)
+        finally:
+            os.kill(run.pid, signal.SIGCONT)
+        out, _ = run.communicate(timeout=300)
+    second = run_snakemake(work, config, target)
+    assert second.returncode == 0, (out[-2000:], second.stdout[-3000:])
+    assert "IncompleteFilesException" not in second.stdout
+    records = pd.read_parquet(work / target)
+    assert records["epoch"].max() == epochs and (records["status"] == "ok").all()
+    third = run_snakemake(work, config, "-n", target)
+    assert "Nothing to be done" in third.stdout, third.stdout[-2000:]
+
+
 # --- diverged training ---------------------------------------------------------------------------
 
 
