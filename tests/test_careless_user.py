@@ -265,6 +265,14 @@ def test_a_bad_whcore_variable_stops_the_workflow_too(tmp_path):
     assert "Traceback" not in result.stdout
 
 
+def test_zero_cores_is_refused_in_one_line(tmp_path):
+    """`--cores 0` would leave Snakemake waiting at "Select jobs to execute..." for ever."""
+    result = _snakemake(tmp_path, "--cores", "0", "--configfile", str(TINY))
+    assert result.returncode == 1, result.stdout[-2000:]
+    assert "Error: --cores 0 leaves no core to run a job on. Fix: --cores N" in result.stdout
+    assert not (tmp_path / "results").exists()
+
+
 @pytest.mark.parametrize("text", ["", "- a\n- b\n"], ids=["empty", "list"])
 def test_an_empty_or_list_configfile_is_as_the_fault_table_says(tmp_path, text, capsys):
     """Snakemake reads a --configfile before the workflow runs, so its message is its own; the
