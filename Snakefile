@@ -33,8 +33,9 @@ include: "workflow/rules/common.smk"
 # One executing Snakemake per working directory (a lock of our own: Snakemake removes its lock
 # folder on exit). Dry runs, linting and reports never take it.
 onstart:
-    if workflow.global_resources["_cores"].value == 0:  # Snakemake would wait forever
-        sys.exit("Error: --cores 0 leaves no core to run a job on. Fix: --cores N or --cores all")
+    # With no core Snakemake would wait for ever at "Select jobs to execute...".
+    if workflow.global_resources["_cores"].value == 0:
+        sys.exit("Error: --cores 0 leaves no core to run a job on. Fix: --cores N or all")
     hold_run_lock()
     try:  # one line, no traceback
         claim_run(LAYOUT.root, config, config_source())
