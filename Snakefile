@@ -35,7 +35,9 @@ include: "workflow/rules/common.smk"
 onstart:
     # With no core Snakemake would wait for ever at "Select jobs to execute...".
     if workflow.global_resources["_cores"].value == 0:
-        sys.exit("Error: --cores 0 leaves no core to run a job on. Fix: --cores N or all")
+        sys.exit(
+            "Error: --cores 0 leaves no core to run a job on. Fix: --cores N or all"
+        )
     hold_run_lock()
     try:  # one line, no traceback
         claim_run(LAYOUT.root, config, config_source())
