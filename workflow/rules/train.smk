@@ -24,7 +24,7 @@ rule train:
     threads: config["train_threads"]
     resources:
         gpu=GPU,
-        mem_mb=8000,
+        mem_mb=CONTRACT.mem_mb_of(LAYOUT.records),  # from the job's size, x attempt
         runtime="4h",
     params:
         spec=CONTRACT.spec_of(LAYOUT.records),
@@ -51,7 +51,7 @@ use rule train as train_spectrum with:
         dseed=r"\d+",
     resources:
         gpu=GPU,
-        mem_mb=4000,
+        mem_mb=CONTRACT.mem_mb_of(SPECTRUM_RECORDS),
         runtime="2h",
     params:
         spec=CONTRACT.spec_of(SPECTRUM_RECORDS),

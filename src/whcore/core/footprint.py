@@ -9,10 +9,26 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["describe_bytes", "layer_sizes", "penalty_points", "training_bytes"]
+__all__ = [
+    "describe_bytes",
+    "job_memory_mb",
+    "layer_sizes",
+    "penalty_points",
+    "step_rows",
+    "training_bytes",
+]
 
 FLOAT_BYTES = 4  # float32
 SPRIGHT_STAGES = 3  # EN-S samples C = 3 stages of 2^m hashes (whcore.core.spright)
+MiB = 2**20
+# What a job asks a scheduler for: a `whcore train` process with PyTorch loaded peaks at 398 MiB
+# before its networks (measured: a standard network, n = 16); above that, three FullWH networks
+# at n = 16 peaked at 2.3 times ``training_bytes`` (PyTorch keeps more than autograd's
+# outputs). The request adds headroom to both; a job never asks for less than the floor.
+PROCESS_BYTES = 512 * MiB
+PEAK_OVER_BOUND = 3
+DATA_COPIES = 3  # the table, its float array and the tensors made from it
+JOB_MEMORY_FLOOR_MB = 2000
 
 
 def layer_sizes(n: int, width: float) -> list[int]:
@@ -48,6 +64,24 @@ def training_bytes(n: int, width: float, members: int, rows: int) -> int:
     weights = sum(a * b + b for a, b in zip(sizes, sizes[1:]))
     kept = rows * sum(sizes[1:-1])
     return FLOAT_BYTES * members * (4 * weights + kept)
+
+
+def step_rows(method: str, grid: list[dict], n: int, batch_size: int) -> int:
+    """The inputs one member passes per step: a batch plus its penalty's points (the largest
+    over the configurations of ``grid``)."""
+    return batch_size + max(penalty_points(method, params, n) for params in grid)
+
+
+def job_memory_mb(n: int, width: float, members: int, rows: int, data_values: int) -> int:
+    """The memory (MiB) to request for a training job of ``members`` stacked networks passing
+    ``rows`` inputs per step, on a table of ``data_values`` numbers: the process, the measured
+    peak over ``training_bytes`` and the data's copies, at least ``JOB_MEMORY_FLOOR_MB``."""
+    need = (
+        PROCESS_BYTES
+        + PEAK_OVER_BOUND * training_bytes(n, width, members, rows)
+        + DATA_COPIES * FLOAT_BYTES * 2 * data_values  # float64 arrays
+    )
+    return max(JOB_MEMORY_FLOOR_MB, math.ceil(need / MiB))
 
 
 def describe_bytes(count: float) -> str:

@@ -13,7 +13,7 @@ import os
 
 import jsonschema
 
-from ..core.footprint import describe_bytes, penalty_points, training_bytes
+from ..core.footprint import describe_bytes, step_rows, training_bytes
 from ..core.methods import METHOD_INFO
 from ..data.custom import SOURCE_KEYS, source_settings
 from ..data.datasets import REGISTRY
@@ -157,8 +157,9 @@ def _check_memory(
     batch = settings["batch_size"]
     for method, _, grid in training_groups(exp["methods"]):
         members = len(exp["seeds"]) * len(grid) if settings["vectorize"] else 1
-        points = max(penalty_points(method, params, n) for params in grid)
-        need = training_bytes(n, settings["width"], members, batch + points)
+        rows = step_rows(method, grid, n, batch)
+        points = rows - batch
+        need = training_bytes(n, settings["width"], members, rows)
         if need <= limit:
             continue
         weights_only = training_bytes(n, settings["width"], members, 0)

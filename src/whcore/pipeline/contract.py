@@ -82,6 +82,13 @@ class Contract(JobPlan):
         (A function of the wildcards only, so that Snakemake tracks the spec as a param.)"""
         return lambda wildcards: self.job(pattern.format(**wildcards)).spec_json
 
+    def mem_mb_of(self, pattern: str, unknown: int = 8000):
+        """A resources function: the memory (MiB) the job of ``pattern`` asks for, ``attempt``
+        times it on a retry; ``unknown`` where its table's size is not known before it runs."""
+        return lambda wildcards, attempt: attempt * (
+            self.job(pattern.format(**wildcards)).mem_mb or unknown
+        )
+
     def inputs_of(self, pattern: str):
         return lambda wildcards: list(self.job(pattern.format(**wildcards)).inputs)
 

@@ -8,9 +8,11 @@ workflow's and the command line's questions about them.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from ..core.footprint import job_memory_mb, step_rows
 from ..data.custom import raw_file_name
+from ..data.datasets import REGISTRY
 from .canonical import canonical, training_groups
 from .config import dataset_settings, user_datasets
 from .figures.registry import FIGURES
@@ -74,6 +76,7 @@ class Job:
     spec: JobSpec = field(hash=False)
     inputs: tuple[str, ...] = ()
     labels: dict = field(default_factory=dict, hash=False)  # what the workflow selects on
+    mem_mb: int | None = None  # what a scheduler is asked for (training jobs)
 
     @property
     def kind(self) -> str:
@@ -82,6 +85,16 @@ class Job:
     @property
     def spec_json(self) -> str:
         return self.spec.to_json()
+
+
+def _memory_mb(method: str, grid: list[dict], training: dict, rows: int, n: int) -> int:
+    """The memory a training job asks a scheduler for (``whcore.core.footprint``), from its
+    filled-in training settings and the (rows, n) of its table."""
+    members = len(training["seeds"]) * len(grid) if training["vectorize"] else 1
+    batch = training["batch_size"]
+    return job_memory_mb(
+        n, training["width"], members, step_rows(method, grid, n, batch), rows * (n + 1)
+    )
 
 
 class JobPlan:
@@ -177,11 +190,14 @@ class JobPlan:
 
     # -- network training
 
-    def _add_train(self, experiment, dataset, group, settings, data, training, labels, runtime):
+    def _add_train(
+        self, experiment, dataset, group, settings, data, training, labels, runtime, table
+    ):
         """One training job: a group of configurations (method, group tag, [params]) on one
         data split. Runtime cells (those whose times a figure or claim reads) train one model
         at a time, so that their times are per model, as the paper measured them; elsewhere a
-        stacked model's epoch time is shared equally by its members (records: stack_size)."""
+        stacked model's epoch time is shared equally by its members (records: stack_size).
+        ``table``: (rows, n) of the data it reads, or None where unknown before it is made."""
         method, tag, params_list = group
         wildcards = {
             "experiment": experiment,
@@ -207,7 +223,11 @@ class JobPlan:
             "outputs": outputs,
         }
         # TrainSpec fills the training defaults: one canonical spec
-        self._add(outputs["records"], TrainSpec, spec, labels={"experiment": experiment})
+        path = outputs["records"]
+        self._add(path, TrainSpec, spec, labels={"experiment": experiment})
+        if table is not None:
+            memory = _memory_mb(method, params_list, self.jobs[path].spec.training, *table)
+            self.jobs[path] = replace(self.jobs[path], mem_mb=memory)
 
     def _add_training(self) -> None:
         config = self.config
@@ -225,8 +245,9 @@ class JobPlan:
                 }  # fmt: skip
                 labels = {"experiment": "spectrum", "dataset": dataset, "draw": target["seed"]}
                 self._add_train(
-                    "spectrum", dataset, group, exp, data, exp["training"], labels, runtime=False
-                )
+                    "spectrum", dataset, group, exp, data, exp["training"], labels,
+                    runtime=False, table=(2 ** exp["n"], exp["n"]),
+                )  # fmt: skip
         exp = config["synthetic"]
         if exp["enabled"]:
             # Figures 4b and A6 and the speed-up claim read the per-model times of one draw.
@@ -254,6 +275,7 @@ class JobPlan:
                 self._add_train(
                     "synthetic", dataset, group, exp, data, exp["training"], labels,
                     runtime=target["seed"] == timed_draw,
+                    table=(size + data["val_size"] + data["test_size"], target["n"]),
                 )  # fmt: skip
         real = config["real"]
         if real["enabled"]:
@@ -266,6 +288,7 @@ class JobPlan:
                         "real", name, group, real, self._real_data(name, ds, size, dseed),
                         ds["training"], {"experiment": "real", "dataset": name},
                         runtime=name == real["runtime_dataset"],
+                        table=(REGISTRY[name].rows, REGISTRY[name].n) if name in REGISTRY else None,
                     )  # fmt: skip
 
     def _real_data(self, name: str, ds: dict, size: int, dseed: int) -> dict:
