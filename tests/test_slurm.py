@@ -55,14 +55,25 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
     assert proc.returncode == 0, proc.stdout[-4000:]
 
     submitted = re.findall(r"submitted with SLURM jobid (\d+)", proc.stdout)
-    table = dict(re.findall(r"^(\d+)\s+(\S+)\s+\d+:\d+", proc.stdout, flags=re.MULTILINE))
-    # 5 Snakemake jobs as 4 SLURM jobs: the profile groups both training jobs into one SLURM
-    # job, which asks SLURM for both their GPUs.
+    rows = {
+        fields[0]: fields
+        for fields in (line.split() for line in proc.stdout.splitlines())
+        if fields and fields[0] in submitted
+    }
+    # JOBID STATE EXIT PARTITION GPUS TIMELIMIT MEM START END RULE [WILDCARDS]
     stats = proc.stdout.split("Job stats:", 1)[1]
     snakemake_jobs = int(re.search(r"^total\s+(\d+)$", stats, flags=re.MULTILINE)[1])
-    assert snakemake_jobs == 5 and len(submitted) == 4 < snakemake_jobs
-    assert {table[job] for job in submitted} == {"COMPLETED"}
-    assert len(re.findall(r"gres:gpu:2\s+train_spectrum", proc.stdout)) == 1
+    # Each Snakemake job is a SLURM job of its own: 5 of each.
+    assert snakemake_jobs == 5 and len(submitted) == 5 == len(rows), proc.stdout[-3000:]
+    assert {row[1] for row in rows.values()} == {"COMPLETED"}
+    training = [row for row in rows.values() if row[9] == "train_spectrum"]
+    assert len(training) == 2
+    for row in training:
+        # one GPU, the rule's own time limit, the memory the job's estimate asks for
+        assert row[4] == "gres:gpu:1" and row[5] == "02:00:00" and row[6] == "2000M", row
+    # ... and the two run side by side: each starts before the other ends.
+    (start_a, end_a), (start_b, end_b) = [(row[7], row[8]) for row in training]
+    assert start_a < end_b and start_b < end_a, training
     assert (tmp_path / "run" / "results" / "tiny" / "figures" / "fig2_sae_evolution.pdf").is_file()
     # Everything it started is gone again.
     for daemon in ("slurmctld", "slurmd", "munged"):

@@ -29,9 +29,9 @@ export SLURM_CONF=$STATE/slurm.conf
 
 # The tiny CI configuration (tests/workflow/tiny.yaml), cut to the spectrum experiment with one
 # target draw, one train size and two methods (HashWH with two lambdas, trained by one job):
-# 5 Snakemake jobs (g*, 2 x training, aggregation, one figure) as 4 SLURM jobs, since the
-# profile's groups put both training jobs into one SLURM job (on the two fake GPUs); enough to
-# prove the profile without rerunning every rule.
+# 5 Snakemake jobs (g*, 2 x training, aggregation, one figure) as 5 SLURM jobs, the two
+# training jobs side by side on the two fake GPUs; enough to prove the profile without
+# rerunning every rule.
 python - "$REPO/tests/workflow/tiny.yaml" >"$WORK/config.yaml" <<'EOF'
 import sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
@@ -60,14 +60,16 @@ echo
 echo "== SLURM jobs of the workflow (scontrol show job) =="
 ids=$(grep -oP 'submitted with SLURM jobid \K[0-9]+' "$WORK/snakemake.log" || true)
 failed=0 count=0
-printf '%-8s %-12s %-10s %-9s %-16s %s\n' JOBID STATE EXIT PARTITION GPUS RULE
+printf '%-8s %-12s %-10s %-9s %-16s %-10s %-8s %-19s %-19s %s\n' JOBID STATE EXIT PARTITION GPUS \
+  TIMELIMIT MEM START END RULE
 for id in $ids; do
   info=$(scontrol show job -o "$id")
   field() { grep -oP "(^| )$1=\K[^ ]*" <<<"$info" | head -n 1; }
   state=$(field JobState)
   rule=$(field Comment | sed -E 's/^rule_//; s/_wildcards_/ /')
-  printf '%-8s %-12s %-10s %-9s %-16s %s\n' "$id" "$state" "$(field ExitCode)" \
-    "$(field Partition)" "$(field TresPerJob || true)" "$rule"
+  printf '%-8s %-12s %-10s %-9s %-16s %-10s %-8s %-19s %-19s %s\n' "$id" "$state" \
+    "$(field ExitCode)" "$(field Partition)" "$(field TresPerJob || echo -)" "$(field TimeLimit)" \
+    "$(field MinMemoryNode)" "$(field StartTime)" "$(field EndTime)" "$rule"
   count=$((count + 1))
   [[ $state == COMPLETED ]] || failed=$((failed + 1))
 done
