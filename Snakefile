@@ -39,6 +39,14 @@ onstart:
             "Error: --cores 0 leaves no core to run a job on. Fix: --cores N or all"
         )
     hold_run_lock()
+    if getattr(workflow.executor_plugin, "cli_prefix", "") == "slurm":
+        orphans = cancel_orphaned_slurm_jobs()
+        if orphans:
+            print(
+                f"Cancelled {len(orphans)} SLURM job(s) that a killed Snakemake left in this "
+                f"folder ({' '.join(orphans)}); this run submits what they would have made.",
+                file=sys.stderr,
+            )
     try:  # one line, no traceback
         claim_run(LAYOUT.root, config, config_source())
     except RunConflictError as err:

@@ -20,7 +20,7 @@ from whcore.pipeline.environment import (
     check_environment,
     job_environment,
 )
-from whcore.pipeline.guards import hold_run_lock
+from whcore.pipeline.guards import cancel_orphaned_slurm_jobs, hold_run_lock
 from whcore.pipeline.runrecord import RunConflictError, claim_run, run_conflict
 
 

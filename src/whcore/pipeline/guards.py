@@ -3,6 +3,8 @@
 - ``hold_run_lock``: one executing Snakemake per working directory. An exclusive ``flock`` on a
   file of our own, held for the life of the process and released by the kernel however it
   ends (Snakemake deletes ``.snakemake/locks`` on exit, so its lock cannot be relied on).
+- ``cancel_orphaned_slurm_jobs``: SLURM jobs that a killed Snakemake left queued or running in
+  this working directory are cancelled before a new run submits its own.
 - ``die_with``: a job whose Snakemake died (SIGKILL) stops instead of running on as an orphan.
 - ``refuse_superseded``: a job never renames its result over one that another job wrote for a
   different spec after this job started.
@@ -16,12 +18,15 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import shutil
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 __all__ = [
     "RunLockedError",
+    "cancel_orphaned_slurm_jobs",
     "check_replaceable",
     "check_writable",
     "die_with",
@@ -62,6 +67,29 @@ def hold_run_lock(workdir: str | Path = ".") -> Path:
     handle.flush()
     _held.append(handle)
     return path
+
+
+def cancel_orphaned_slurm_jobs(workdir: str | Path = ".") -> list[str]:
+    """Cancel this user's SLURM jobs that Snakemake submitted (comment ``rule_...``) from
+    ``workdir`` and that still wait or run; return their ids. Called with the run lock held:
+    no other Snakemake runs here, so such jobs belong to one that was killed (SIGKILL leaves its
+    jobs running, and the new run would submit them again beside them). Without SLURM's
+    commands, nothing."""
+    if not (shutil.which("squeue") and shutil.which("scancel")):
+        return []
+    listing = subprocess.run(
+        ["squeue", "--me", "--noheader", "--format=%i|%Z|%k"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    here = Path(workdir).resolve()
+    orphans = []
+    for line in listing.stdout.splitlines():
+        job, folder, comment = (line.split("|", 2) + ["", ""])[:3]
+        if comment.startswith("rule_") and Path(folder).resolve() == here:
+            orphans.append(job.strip())
+    if orphans:
+        subprocess.run(["scancel", *orphans], check=True)
+    return orphans
 
 
 def _alive(pid: int) -> bool:
