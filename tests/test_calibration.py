@@ -64,8 +64,12 @@ def verdict_rates(make, evaluate, reps: int = REPS, seed: int = 0) -> dict[str, 
     return counts
 
 
-def share(counts: Counter, verdict: str = HOLDS) -> float:
-    return counts[verdict] / sum(counts.values())
+def share(counts: Counter, verdict: str = HOLDS, what: str = "") -> float:
+    """How often ``verdict`` came out; printed (pytest -s) so that a run shows every rate."""
+    rate = counts[verdict] / sum(counts.values())
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[-1].split(" ")[0]
+    print(f"calibration: {test} {what}: '{verdict}' in {rate:.1%} of {sum(counts.values())}")
+    return rate
 
 
 def assert_power(measured: float, predicted: float, what: str) -> None:
@@ -138,7 +142,7 @@ def test_spectrum_claims_hold_at_most_at_their_level_without_an_effect():
                            standard={"sae_full": 0.5, "sae_support": 0.5})  # fmt: skip
     counts = verdict_rates(lambda rng: spectrum_tables(rng, null), spectrum_comparisons)
     for cid in spectrum_predictions(null):
-        assert share(counts[cid]) <= LEVEL, (cid, counts[cid])
+        assert share(counts[cid], what=cid) <= LEVEL, (cid, counts[cid])
 
 
 def test_spectrum_claims_have_the_power_they_predict():
@@ -148,7 +152,7 @@ def test_spectrum_claims_have_the_power_they_predict():
     )
     for cid, predicted in spectrum_predictions(levels).items():
         assert 0.3 <= predicted <= 0.97, (cid, predicted)  # an informative power
-        assert_power(share(counts[cid]), predicted, cid)
+        assert_power(share(counts[cid], what=cid), predicted, cid)
 
 
 def test_spectrum_claims_do_not_hold_with_the_effect_reversed_in_one_cell():
@@ -158,7 +162,7 @@ def test_spectrum_claims_do_not_hold_with_the_effect_reversed_in_one_cell():
     counts = verdict_rates(lambda rng: spectrum_tables(rng, levels), spectrum_comparisons, reps=50)
     for cid in ("spectrum_learns_degree4", "spectrum_lower_full_sae",
                 "spectrum_regularized_better_any_size"):  # fmt: skip
-        assert share(counts[cid], FAILS) >= 0.9, (cid, counts[cid])
+        assert share(counts[cid], FAILS, what=cid) >= 0.9, (cid, counts[cid])
 
 
 def test_the_least_favourable_null_holds_at_most_at_the_level():
@@ -252,6 +256,7 @@ def test_the_old_overfitting_statistic_fails_the_null_and_the_new_one_passes():
         new_rises = [cross_seed_rise(unit) for unit in curves]
         for rises, out in ((old_rises, old), (new_rises, new)):
             out.append(stats.ttest_1samp(rises, 0, alternative="greater").pvalue < LEVEL)
+    print(f"calibration: old statistic 'rises' in {np.mean(old):.1%}, new in {np.mean(new):.1%}")
     assert np.mean(old) > 2 * LEVEL
     assert np.mean(new) <= LEVEL
 
@@ -314,7 +319,7 @@ def test_synthetic_claims_calibrated():
     null = verdict_rates(lambda rng: synthetic_selected(rng, {}), synthetic_claims)
     for cid in ("synthetic_hashwh_beats_standard", "synthetic_hashwh_beats_ens",
                 "synthetic_larger_b_better"):  # fmt: skip
-        assert share(null[cid]) <= LEVEL, (cid, null[cid])
+        assert share(null[cid], what=cid) <= LEVEL, (cid, null[cid])
     levels = {"hashwh_b7": 0.56, "hashwh_b10": 0.58, "hashwh_b13": 0.60, "ens": 0.45}
     planted = verdict_rates(
         lambda rng: synthetic_selected(rng, levels), synthetic_claims, POWER_REPS, seed=1
@@ -336,13 +341,13 @@ def test_ens_no_improvement_calibrated():
     cid = "synthetic_ens_no_improvement"
     null = verdict_rates(lambda rng: synthetic_selected(rng, {"ens": 0.5 + margin}),
                          synthetic_claims)  # fmt: skip
-    assert share(null[cid]) <= LEVEL
+    assert share(null[cid], what=cid) <= LEVEL
     worse = verdict_rates(lambda rng: synthetic_selected(rng, {"ens": 0.3}), synthetic_claims,
                           reps=50, seed=1)  # fmt: skip
-    assert share(worse[cid]) >= 0.9
+    assert share(worse[cid], what=cid) >= 0.9
     better = verdict_rates(lambda rng: synthetic_selected(rng, {"ens": 0.7}), synthetic_claims,
                            reps=50, seed=2)  # fmt: skip
-    assert share(better[cid], FAILS) >= 0.9
+    assert share(better[cid], FAILS, what=cid) >= 0.9
 
 
 # --- the real data --------------------------------------------------------------------------------
@@ -407,14 +412,14 @@ def ablation_table(rng, gap: float, forests: int = 5, steps: int = 9, sd: float 
 def test_ablation_claim_calibrated():
     cid = "ablation_amplitude_beats_degree_sgemm"
     null = verdict_rates(lambda rng: ablation_table(rng, 0.0), ablation_claims)
-    assert share(null[cid]) <= LEVEL
+    assert share(null[cid], what=cid) <= LEVEL
     planted = verdict_rates(
         lambda rng: ablation_table(rng, 0.012), ablation_claims, POWER_REPS, seed=1
     )
     predicted = paired_power([(0.012, 0.01)], units=5)
-    assert_power(share(planted[cid]), predicted, cid)
+    assert_power(share(planted[cid], what=cid), predicted, cid)
     reversed_ = verdict_rates(lambda rng: ablation_table(rng, -0.03), ablation_claims, 30, 2)
-    assert share(reversed_[cid], FAILS) >= 0.9
+    assert share(reversed_[cid], FAILS, what=cid) >= 0.9
 
 
 def test_calibration_tables_have_the_stated_noise():
