@@ -155,8 +155,11 @@ class Parsed:
             + "".join(
                 f"; {scheme} ({self.fold_sources[scheme]}) fold sizes "
                 f"{np.bincount(folds, minlength=FOLDS).tolist()}"
-                + (f", {self.fold_conflicts[scheme]} merges across folds"
-                   if self.fold_conflicts.get(scheme) else "")
+                + (
+                    f", {self.fold_conflicts[scheme]} merges across folds"
+                    if self.fold_conflicts.get(scheme)
+                    else ""
+                )
                 for scheme, folds in self.folds.items()
             )  # fmt: skip
         )
@@ -511,9 +514,7 @@ def parse(path: str | Path, settings: dict) -> Parsed:
     parsed = Parsed(merged[[*names, "y"]], dict(rows.reasons), len(frame) - len(merged), len(table))
     for scheme in schemes:
         parsed.folds[scheme] = merged[f"fold:{scheme}"].to_numpy(dtype=np.int64)
-        parsed.fold_sources[scheme] = (
-            "the file's column" if scheme in table.columns else "computed"
-        )
+        parsed.fold_sources[scheme] = "the file's column" if scheme in table.columns else "computed"
         parsed.fold_conflicts[scheme] = conflicts[f"fold:{scheme}"]
         sizes = np.bincount(parsed.folds[scheme], minlength=FOLDS)
         if (sizes == 0).any():

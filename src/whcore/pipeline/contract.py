@@ -69,7 +69,7 @@ class Contract(JobPlan):
     def command_inputs(self, job: Job) -> dict[str, list[str]]:
         """The file options its subcommand takes beside the spec: {option: [paths]}."""
         if job.kind == "aggregate":
-            inputs = self.aggregate_inputs(job.labels["experiment"])
+            inputs = self.aggregate_inputs(job.labels["experiment"], job.labels.get("dataset"))
             return {f"--{role}": paths for role, paths in inputs.items()}
         if job.kind in ("figure", "claims", "epistasis_figure"):
             return {"--tables": list(job.inputs)}

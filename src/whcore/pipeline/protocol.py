@@ -10,6 +10,8 @@ split a binarized table by the folds its metadata carries.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -17,12 +19,20 @@ from ..data.folds import SCHEMES, compute_folds, fold_indices
 
 __all__ = [
     "SCHEMES",
+    "SCHEME_LABELS",
     "compute_folds",
     "fold_indices",
     "fold_scores",
+    "protocol_summary",
     "spearman",
     "summarize_folds",
 ]
+
+SCHEME_LABELS = {
+    "fold_random_5": "random",
+    "fold_modulo_5": "modulo",
+    "fold_contiguous_5": "contiguous",
+}
 
 
 def spearman(a, b) -> float:
@@ -56,3 +66,16 @@ def summarize_folds(scores: pd.DataFrame, by=("dataset", "scheme", "method")) ->
     table = table.join(se.add_suffix("_se"))
     table["folds"] = grouped.size()
     return table.reset_index()
+
+
+def protocol_summary(tables: dict) -> pd.DataFrame:
+    """One row per (dataset, scheme, method) of the ``protocol_<dataset>`` tables: the mean
+    and standard error over the folds of every score, and the number of folds."""
+    frames = [t for name, t in tables.items() if re.fullmatch(r"protocol_[a-z0-9_]+", name)]
+    if not frames:
+        raise ValueError(f"no protocol_<dataset> table among {sorted(tables)}")
+    table = pd.concat(frames, ignore_index=True)
+    columns = [c for c in table.columns if c.endswith(("_mean", "_se")) or c == "folds"]
+    return table.drop_duplicates(["dataset", "scheme", "method"])[
+        ["dataset", "scheme", "method", *columns]
+    ].reset_index(drop=True)

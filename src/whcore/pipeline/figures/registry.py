@@ -15,7 +15,7 @@ __all__ = ["FIGURES", "Figure", "draw_figure"]
 
 @dataclass(frozen=True)
 class Figure:
-    tables: tuple[str, ...]  # table names under results/tables/ ("ablation" = one per dataset)
+    tables: tuple[str, ...]  # names under results/tables/ ("ablation", "protocol": one per dataset)
     module: str  # module of whcore.figures holding the function
     function: str
     kwargs: dict = field(default_factory=dict)
@@ -155,6 +155,14 @@ FIGURES: dict[str, Figure] = {
         "stacks the networks of a job, a network's share of its stack's time, except on "
         "real.runtime_dataset).",
         with_times=True,
+    ),
+    "protocol_spearman": _fig(
+        ["protocol"],
+        "protocol",
+        "protocol_spearman",
+        "ProteinGym's supervised protocol on your datasets: mean Spearman correlation on the "
+        "held-out folds per method and split scheme (random, modulo, contiguous), with its "
+        "standard error over the folds.",
     ),
 }
 
