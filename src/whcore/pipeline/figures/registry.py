@@ -10,7 +10,7 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FIGURES", "Figure", "draw_figure"]
+__all__ = ["FIGURES", "PAPER_FIGURES", "Figure", "draw_figure"]
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,9 @@ FIGURES: dict[str, Figure] = {
         "standard error over the folds.",
     ),
 }
+
+# The paper's figures (the others are drawn for one's own datasets where a run asks for them).
+PAPER_FIGURES = tuple(fid for fid, figure in FIGURES.items() if figure.module != "protocol")
 
 
 def draw_figure(figure_id: str, tables: dict, settings: dict):
