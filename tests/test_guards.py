@@ -87,7 +87,7 @@ def _fake_slurm(tmp_path: Path, listing: str) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "squeue").write_text(f"#!/bin/sh\ncat <<'END'\n{listing}END\n")
-    (bin_dir / "scancel").write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'cancelled'}\n")
+    (bin_dir / "scancel").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "cancelled"}\n')
     for tool in ("squeue", "scancel"):
         (bin_dir / tool).chmod(0o755)
     return bin_dir

@@ -10,7 +10,7 @@ import yaml
 from conftest import REPO, TINY
 from conftest import run_snakemake as snakemake
 
-from whcore.pipeline.figures.registry import FIGURES
+from whcore.pipeline.figures.registry import FIGURES, PAPER_FIGURES
 
 pytestmark = pytest.mark.workflow
 
@@ -43,7 +43,7 @@ def test_paper_grid_has_the_papers_job_counts(paper_dry_run):
     assert counts["synthetic_target"] == 5 + 3 * 3
     assert counts["download"] == counts["binarize"] == 4
     assert counts["ablation"] == 2 and counts["entacmaea_energy"] == 1
-    for figure_id in FIGURES:
+    for figure_id in PAPER_FIGURES:
         assert counts[figure_id] == 1
     # The SLURM profile sends each job out as a SLURM job of its own (no job groups: the plugin
     # runs a group's members one after another), all but the downloads and `all`.
@@ -55,7 +55,7 @@ def test_every_rule_has_a_one_line_description(tmp_path):
     listing = snakemake("--list-rules", "--configfile", str(TINY), workdir=tmp_path).stdout
     lines = [line for line in listing.splitlines() if not line.startswith("warning: ")]
     rules = dict(re.fullmatch(r"(\w+)(?: \((.+)\))?", line).groups() for line in lines)
-    assert {"all", "download", "train", "train_spectrum", "claims", *FIGURES} <= set(rules)
+    assert {"all", "download", "train", "train_spectrum", "claims", *PAPER_FIGURES} <= set(rules)
     assert [name for name, description in rules.items() if not description] == []
     assert rules["fig5a_real_r2"].startswith("Figure 5a (PDF, PNG): Test R^2 vs train size")
     assert max(len(description) for description in rules.values()) <= 110
@@ -195,7 +195,7 @@ def test_tiny_run_makes_every_figure_and_the_claims(tiny_run):
     from matplotlib.image import imread
 
     figures = tiny_run / "results" / "tiny" / "figures"
-    for figure_id in FIGURES:
+    for figure_id in PAPER_FIGURES:
         assert (figures / f"{figure_id}.pdf").read_bytes()[:5] == b"%PDF-", figure_id
         pixels = imread(figures / f"{figure_id}.png")
         assert min(pixels.shape[:2]) > 100 and pixels[..., :3].std() > 0.01, figure_id  # drawn

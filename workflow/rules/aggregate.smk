@@ -50,6 +50,24 @@ rule aggregate_real:
         aggregate_shell("real")
 
 
+rule aggregate_protocol:
+    """ProteinGym's protocol on one dataset: Spearman, MSE, R^2 per held-out fold, mean and s.e."""
+    input:
+        unpack(protocol_aggregate_inputs),
+    output:
+        update(LAYOUT.protocol_table("{dataset}")),
+    log:
+        LAYOUT.aggregate_log("protocol_{dataset}"),
+    wildcard_constraints:
+        dataset=PROTOCOL_DATASETS,
+    conda:
+        ENV
+    params:
+        spec=CONTRACT.spec_of(LAYOUT.protocol_table("{dataset}")),
+    shell:
+        aggregate_shell("protocol")
+
+
 rule claims:
     """Check the paper's claims against the tables (claims.md, claims.json) with the provenance."""
     input:

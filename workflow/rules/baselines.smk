@@ -22,3 +22,20 @@ rule baselines:
         spec=CONTRACT.spec_of(LAYOUT.baseline),
     shell:
         "whcore baselines --spec {params.spec:q} --threads {threads} > {log:q} 2>&1"
+
+
+use rule baselines as baselines_protocol with:
+    """Fit a baseline family's grid on a held-out fold of ProteinGym's protocol."""
+    input:
+        CONTRACT.inputs_of(LAYOUT.protocol_baseline),
+    output:
+        LAYOUT.protocol_baseline,
+    log:
+        LAYOUT.log(LAYOUT.protocol_baseline),
+    wildcard_constraints:
+        dataset=PROTOCOL_DATASETS,
+        scheme=SCHEMES,
+        family="|".join(BASELINES),
+        fold=r"\d+",
+    params:
+        spec=CONTRACT.spec_of(LAYOUT.protocol_baseline),

@@ -10,7 +10,7 @@ from pathlib import Path
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import mirror_warning
-from whcore.pipeline.config import ConfigError, user_datasets
+from whcore.pipeline.config import ConfigError, protocol_datasets, user_datasets
 from whcore.pipeline.contract import AGGREGATE_TABLES, load_contract
 from whcore.pipeline.families import BASELINES
 from whcore.pipeline.figures.registry import FIGURES
@@ -82,6 +82,11 @@ EPISTASIS_DATASETS = alternatives(
     for job in CONTRACT.jobs.values()
     if job.kind == "epistasis_figure"
 )
+# Datasets under ProteinGym's supervised protocol, and its split schemes.
+PROTOCOL_DATASETS = alternatives(protocol_datasets(config))
+SCHEMES = alternatives(
+    sorted({s for v in protocol_datasets(config).values() for s in v})
+)
 EPISTASIS_FIGURE_CODE = hashlib.sha256(
     b"".join(
         (Path(FIGURES["fig5a_real_r2"].source).parent / name).read_bytes()
@@ -100,13 +105,13 @@ def raw_file(wildcards):
     )
 
 
-def aggregate_inputs(experiment):
+def aggregate_inputs(experiment, dataset=None):
     """An aggregation's inputs by role, and the logs of its training jobs. Snakemake forgives
     an input newer than the outputs whose checksum is the one recorded when the job ran, but it
     cannot checksum a folder: the training folders are `ancient` (new timestamps, as in a copy
     of the run folder, never replan the aggregation) and each training job's log, a small file
     rewritten whenever the job runs, carries the dependency instead."""
-    inputs = CONTRACT.aggregate_inputs(experiment)
+    inputs = CONTRACT.aggregate_inputs(experiment, dataset)
     return {
         **{
             role: ancient(paths) if role in ("runs", "spectra") else paths
@@ -114,6 +119,11 @@ def aggregate_inputs(experiment):
         },
         "training_logs": [LAYOUT.log(path) for path in inputs["runs"]],
     }
+
+
+def protocol_aggregate_inputs(wildcards):
+    """The inputs of the protocol's aggregation of one dataset (as ``aggregate_inputs``)."""
+    return aggregate_inputs("protocol", wildcards.dataset)
 
 
 def aggregate_outputs(experiment):
@@ -135,10 +145,11 @@ def figure_stem(figure_id):
 def figure_summary(figure_id, width=80):
     """A figure rule's one-line description: the start of the figure's caption."""
     number = figure_id.split("_")[0].removeprefix("fig")
+    number = f" {number}" if figure_id.startswith("fig") else ""
     text = FIGURES[figure_id].caption.split(". ")[0].rstrip(".") + "."
     if len(text) > width:
         text = text[:width].rsplit(" ", 1)[0]
         if text.count("(") > text.count(")"):  # never end inside parentheses
             text = text[: text.rindex("(")]
         text = text.rstrip(",;: ") + " ..."
-    return f"Figure {number} (PDF, PNG): {text}"
+    return f"Figure{number} (PDF, PNG): {text}"

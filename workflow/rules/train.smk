@@ -55,3 +55,25 @@ use rule train as train_spectrum with:
         runtime="2h",
     params:
         spec=CONTRACT.spec_of(SPECTRUM_RECORDS),
+
+
+use rule train as train_protocol with:
+    """Train as `train` does, on a held-out fold of ProteinGym's protocol (test Spearman per epoch)."""
+    input:
+        CONTRACT.inputs_of(LAYOUT.protocol_records),
+    output:
+        records=directory(LAYOUT.protocol_records),
+    log:
+        LAYOUT.log(LAYOUT.protocol_records),
+    wildcard_constraints:
+        dataset=PROTOCOL_DATASETS,
+        scheme=SCHEMES,
+        method=METHODS,
+        group=r"[^/]+",
+        fold=r"\d+",
+    resources:
+        gpu=GPU,
+        mem_mb=CONTRACT.mem_mb_of(LAYOUT.protocol_records),
+        runtime="4h",
+    params:
+        spec=CONTRACT.spec_of(LAYOUT.protocol_records),

@@ -30,6 +30,14 @@ the same binary genotype are merged, y their mean (as avGFP). A row with a missi
 non-finite target, an unparsable mutant, a mutant contradicting the wild type, or a sequence of
 the wrong length is refused with the file, line, column and value; ``drop_invalid: true`` drops
 such rows instead, counted by reason (``parse`` returns the counts).
+
+``folds`` (ProteinGym's split schemes, ``whcore.data.folds``): the fold of every row under each
+listed scheme, from the file's column of that name where it has one (used exactly: integers 0
+to 4, a bad cell refused like any bad row), else computed (``compute_folds``: random for any
+table; modulo and contiguous from the mutants of a ``proteingym`` table of single mutants). They
+travel in the Parquet's metadata (``folds``, one fold per row of the binarized table, and
+``fold_sources``); a merged genotype takes the fold of its first row (merges across folds are
+counted).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ import pandas as pd
 
 from ..core.io import write_parquet
 from .download import sha256_of
+from .folds import FOLDS, SCHEMES, compute_folds
 from .parsers import TABLE_READ_ERRORS, RawFormatError, read_failure
 
 __all__ = [
@@ -75,6 +84,7 @@ SOURCE_KEYS = (
     "binarization",
     "drop_invalid",
     "title",
+    "folds",
 )
 DEFAULTS = {
     "target_column": {"proteingym": "DMS_score"},
@@ -125,10 +135,15 @@ def encoding(settings: dict) -> str:
 
 
 class Parsed:
-    """The result of ``parse``: the binarized frame, rows dropped per reason, rows merged."""
+    """The result of ``parse``: the binarized frame, rows dropped per reason, rows merged and,
+    with ``folds``, the fold of every row of the frame per scheme, where each came from and how
+    many merged genotypes joined rows of different folds."""
 
     def __init__(self, frame: pd.DataFrame, dropped: dict[str, int], merged: int, rows: int):
         self.frame, self.dropped, self.merged, self.rows = frame, dropped, merged, rows
+        self.folds: dict[str, np.ndarray] = {}
+        self.fold_sources: dict[str, str] = {}
+        self.fold_conflicts: dict[str, int] = {}
 
     def summary(self) -> str:
         dropped = sum(self.dropped.values())
@@ -137,6 +152,16 @@ class Parsed:
             f"{self.rows} rows read, {dropped} dropped{f' ({reasons})' if dropped else ''}, "
             f"{self.merged} merged into duplicates; {len(self.frame)} genotypes x "
             f"{self.frame.shape[1] - 1} binary features"
+            + "".join(
+                f"; {scheme} ({self.fold_sources[scheme]}) fold sizes "
+                f"{np.bincount(folds, minlength=FOLDS).tolist()}"
+                + (
+                    f", {self.fold_conflicts[scheme]} merges across folds"
+                    if self.fold_conflicts.get(scheme)
+                    else ""
+                )
+                for scheme, folds in self.folds.items()
+            )  # fmt: skip
         )
 
 
@@ -373,6 +398,57 @@ def _binary(path, table: pd.DataFrame, settings: dict, rows: _Rows) -> pd.DataFr
     return (cells == "1").astype(np.uint8)
 
 
+def _file_folds(path, table: pd.DataFrame, schemes, rows: _Rows) -> dict[str, np.ndarray]:
+    """The folds of the schemes the file gives as columns, checked cell by cell."""
+    folds = {}
+    for scheme in schemes:
+        if scheme not in table.columns:
+            continue
+        cells = table[scheme].str.strip()
+        numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isin(numbers, np.arange(FOLDS))
+        for row in np.flatnonzero(bad):
+            rows.refuse(
+                row, scheme, cells.iloc[row], f"is not a fold 0 to {FOLDS - 1}",
+                "fold not 0 to 4", f"write the row's fold (0 to {FOLDS - 1}) there",
+            )  # fmt: skip
+        folds[scheme] = np.where(bad, -1, numbers).astype(np.int64)
+    return folds
+
+
+def _computed_folds(path, table: pd.DataFrame, settings: dict, schemes, keep) -> dict:
+    """The folds of the schemes the file has no column for, computed from the kept rows (the
+    refused ones get -1)."""
+    folds = {}
+    for scheme in schemes:
+        fix = (
+            f"add the column {scheme} (folds 0 to {FOLDS - 1}) to the file, or leave {scheme} "
+            "out of the dataset's folds key"
+        )
+        kept = np.flatnonzero(keep)
+        if scheme == "fold_random_5":
+            mutants = pd.Series([""] * len(kept))
+        elif settings["format"] != "proteingym":
+            raise RawFormatError(
+                f"{path}: no column {scheme!r}, and a {settings['format']} table has no mutants "
+                f"to compute it from (only fold_random_5 is computed for any table). Fix: {fix}"
+            )
+        else:
+            mutants = table[settings["mutant_column"]].iloc[kept].str.strip()
+            multiple = np.flatnonzero(mutants.str.count(":").to_numpy() > 0)
+            if len(multiple):
+                row = kept[multiple[0]]
+                raise RawFormatError(
+                    f"{path}: no column {scheme!r}, and line {row + 2} has the multiple mutant "
+                    f"{mutants.iloc[multiple[0]]!r}: {scheme} is computed from one mutated "
+                    f"position per row (ProteinGym defines it for single mutants). Fix: {fix}"
+                )
+        column = np.full(len(table), -1, dtype=np.int64)
+        column[kept] = compute_folds(mutants.reset_index(drop=True), scheme)
+        folds[scheme] = column
+    return folds
+
+
 def _encode(residues: np.ndarray, wt: np.ndarray, sites: np.ndarray, how: str) -> pd.DataFrame:
     """Residues at every site -> the binary features of the variable sites."""
     columns: dict[str, np.ndarray] = {}
@@ -398,6 +474,14 @@ def parse(path: str | Path, settings: dict) -> Parsed:
     target = settings["target_column"]
     y = _targets(rows, _column(path, table, target, "target_column"), target)
     fmt = settings["format"]
+    schemes = settings.get("folds") or []
+    unknown = [s for s in schemes if s not in SCHEMES]
+    if unknown:
+        raise RawFormatError(
+            f"{path}: split scheme {unknown[0]!r} is not one of {list(SCHEMES)}. Fix: correct "
+            "the dataset's folds key"
+        )
+    folds = _file_folds(path, table, schemes, rows)
     if fmt == "binary":
         x = _binary(path, table, settings, rows)
     else:
@@ -416,11 +500,31 @@ def parse(path: str | Path, settings: dict) -> Parsed:
         raise RawFormatError(
             f"{path}: no site varies, so there is nothing to learn. Fix: check the file"
         )
+    missing = [s for s in schemes if s not in folds]
+    folds.update(_computed_folds(path, table, settings, missing, rows.keep))
     names = list(x.columns)
-    frame = x.reset_index(drop=True).assign(y=y[x.index.to_numpy()])
-    merged = frame.groupby(names, sort=False)["y"].mean().reset_index()
+    index = x.index.to_numpy()
+    fold_columns = {f"fold:{s}": folds[s][index] for s in schemes}
+    frame = x.reset_index(drop=True).assign(y=y[index], **fold_columns)
+    groups = frame.groupby(names, sort=False)
+    merged = groups.agg(y=("y", "mean"), **{c: (c, "first") for c in fold_columns})
+    conflicts = {c: int((groups[c].nunique() > 1).sum()) for c in fold_columns}
+    merged = merged.reset_index()
     merged[names] = merged[names].astype(np.uint8)
-    return Parsed(merged, dict(rows.reasons), len(frame) - len(merged), len(table))
+    parsed = Parsed(merged[[*names, "y"]], dict(rows.reasons), len(frame) - len(merged), len(table))
+    for scheme in schemes:
+        parsed.folds[scheme] = merged[f"fold:{scheme}"].to_numpy(dtype=np.int64)
+        parsed.fold_sources[scheme] = "the file's column" if scheme in table.columns else "computed"
+        parsed.fold_conflicts[scheme] = conflicts[f"fold:{scheme}"]
+        sizes = np.bincount(parsed.folds[scheme], minlength=FOLDS)
+        if (sizes == 0).any():
+            raise RawFormatError(
+                f"{path}: fold {int(np.argmin(sizes))} of {scheme} has no rows (fold sizes "
+                f"{sizes.tolist()}); every one of the {FOLDS} folds is held out once. Fix: "
+                f"give the column {scheme} every fold 0 to {FOLDS - 1}, or leave {scheme} out "
+                "of the dataset's folds key"
+            )
+    return parsed
 
 
 def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Parsed:
@@ -459,5 +563,8 @@ def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Par
         "dropped": parsed.dropped,
         "merged_duplicates": parsed.merged,
     }
+    if parsed.folds:
+        meta["folds"] = {scheme: folds.tolist() for scheme, folds in parsed.folds.items()}
+        meta["fold_sources"] = parsed.fold_sources
     write_parquet(frame, out, meta)
     return parsed

@@ -1,5 +1,6 @@
 """A training job's data: read a binarized table, sample a g*, split, standardize; every
-random choice from the unit's seed (``whcore.data.splits.unit_seed``)."""
+random choice from the unit's seed (``whcore.data.splits.unit_seed``; for a held-out fold of
+ProteinGym's protocol ``whcore.data.folds.fold_unit_seed``)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core.io import read_parquet_metadata
 from ..core.rng import derive_seed
 from ..core.training import Data
-from .splits import training_seed, unit_seed, unit_split
+from .folds import fold_split, fold_unit_seed
+from .splits import Split, training_seed, unit_seed, unit_split
 from .synthetic import SparseTarget, sample_inputs
 
-__all__ = ["load_job_data", "read_table", "split_data", "standardize", "training_seed", "unit_seed"]
+__all__ = [
+    "load_job_data",
+    "load_table_split",
+    "read_table",
+    "split_data",
+    "standardize",
+    "table_folds",
+    "training_seed",
+    "unit_seed",
+]
 
 
 def standardize(y: np.ndarray) -> np.ndarray:
@@ -44,27 +56,62 @@ def _pool_size(data: dict, n: int) -> int:
 def load_job_data(data: dict) -> tuple[Data, SparseTarget | None, int]:
     """The splits of a spec's ``data`` section, the g* of synthetic data (else None) and the
     unit's seed (``unit_seed``: a table is named by its file's stem, the dataset's name)."""
-    target = None
     if data["source"] == "synthetic":
         target = SparseTarget.from_json(data["path"])
         unit = unit_seed(data["train_size"], data["data_seed"], target.digest())
         pool = _pool_size(data, target.n)
         x = sample_inputs(target.n, pool, derive_seed("inputs", unit))
         y = target(x)
-    else:
-        unit = unit_seed(data["train_size"], data["data_seed"], Path(data["path"]).stem)
-        x, y = read_table(data["path"])
-    sizes = (data["train_size"], data["val_size"], data["test_size"])
-    return split_data(x, y, *sizes, unit, data["standardize"]), target, unit
+        sizes = (data["train_size"], data["val_size"], data["test_size"])
+        return split_data(x, y, *sizes, unit, data["standardize"]), target, unit
+    split, unit = load_table_split(data)
+    return split, None, unit
+
+
+def table_folds(path: str, scheme: str, rows: int) -> np.ndarray:
+    """The fold of every row of a binarized table under ``scheme`` (its metadata's)."""
+    folds = read_parquet_metadata(path).get("folds", {})
+    if scheme not in folds:
+        raise ValueError(
+            f"{path}: carries no folds of {scheme} (it was binarized without them). Fix: list "
+            f"{scheme} in the dataset's folds key, which rebuilds it"
+        )
+    if len(folds[scheme]) != rows:
+        raise ValueError(
+            f"{path}: {len(folds[scheme])} folds of {scheme} for {rows} rows. Fix: delete it "
+            "and binarize the dataset again"
+        )
+    return np.asarray(folds[scheme], dtype=np.int64)
+
+
+def load_table_split(data: dict) -> tuple[Data, int]:
+    """The splits of a table's ``data`` section (a subsample of ``train_size`` rows, or a
+    held-out fold, ``folds``) and the unit's seed: networks and baselines read exactly this."""
+    x, y = read_table(data["path"])
+    source = Path(data["path"]).stem
+    held_out = data.get("folds")
+    if held_out is None:
+        unit = unit_seed(data["train_size"], data["data_seed"], source)
+        sizes = (data["train_size"], data["val_size"], data["test_size"])
+        return split_data(x, y, *sizes, unit, data["standardize"]), unit
+    scheme, fold = held_out["scheme"], held_out["fold"]
+    unit = fold_unit_seed(source, scheme, fold, data["data_seed"])
+    folds = table_folds(data["path"], scheme, len(y))
+    split = fold_split(folds, fold, held_out["val_fraction"], unit)
+    return _subsets(x, y, split, data["standardize"]), unit
 
 
 def split_data(x, y, train_size, val_size, test_size, unit, standardize_y) -> Data:
     """The train / validation / test rows of a unit (``unit_seed``), y standardized over the
     whole table first if asked: networks and baselines split every table with this one
     function."""
+    split = unit_split(len(y), train_size, val_size, test_size, unit)
+    return _subsets(x, y, split, standardize_y)
+
+
+def _subsets(x, y, split: Split, standardize_y: bool) -> Data:
     if standardize_y:
         y = standardize(y)
-    split = unit_split(len(y), train_size, val_size, test_size, unit)
     return Data(
         x[split.train], y[split.train], x[split.val], y[split.val], x[split.test], y[split.test]
     )

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..core.rng import derive_seed
 from .families import BASELINES
+from .protocol import spearman
 
 if TYPE_CHECKING:
     from .jobspec import BaselinesSpec
@@ -89,8 +90,11 @@ def _scores(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
     return mse, (1.0 - mse / variance if variance > 0 else float("nan"))
 
 
-def fit_grid(data, family: str, grid: dict, unit: int, threads: int = 1, log=print) -> pd.DataFrame:
-    """Fit every grid point on ``data`` (a ``whcore.training.Data``); one record per point.
+def fit_grid(
+    data, family: str, grid: dict, unit: int, threads: int = 1, log=print, ranks=False
+) -> pd.DataFrame:
+    """Fit every grid point on ``data`` (a ``whcore.training.Data``); one record per point
+    (with ``ranks``, also the test split's Spearman correlation, ``test_spearman``).
 
     BLAS and OpenMP pools are capped at ``threads`` too, so a job never uses more cores than
     it was given. The models' random state derives from the ``unit``
@@ -106,7 +110,10 @@ def fit_grid(data, family: str, grid: dict, unit: int, threads: int = 1, log=pri
             model.fit(data.x_train, data.y_train)
             record = {"method": family, **params, "fit_time": time.perf_counter() - start}
             for name, x, y in data.splits():
-                record[f"{name}_mse"], record[f"{name}_r2"] = _scores(y, model.predict(x))
+                prediction = model.predict(x)
+                record[f"{name}_mse"], record[f"{name}_r2"] = _scores(y, prediction)
+                if ranks and name == "test":
+                    record["test_spearman"] = spearman(y, prediction)
             records.append({**record, "model_seed": seed, "status": "ok"})
             log(f"{family} {params}: val R^2 {record['val_r2']:.4f}, fit {record['fit_time']:.2f}s")
     return pd.DataFrame.from_records(records)
@@ -138,12 +145,14 @@ def run_baselines(
 
 
 def baselines_job(spec: BaselinesSpec, threads: int = 1, log=print) -> pd.DataFrame:
-    """A baselines job's records: its family's grid on its split."""
-    split = spec.data
-    return run_baselines(
-        split.path, spec.family, split.train_size, split.val_size, split.test_size,
-        split.data_seed, split.standardize, spec.grid, threads, spec.dataset, log=log,
-    )  # fmt: skip
+    """A baselines job's records: its family's grid on its split (a subsample, or a held-out
+    fold of ProteinGym's protocol, scored also by the test split's Spearman correlation)."""
+    from ..data.loading import load_table_split
+
+    data, unit = load_table_split(spec.data.to_mapping())
+    held_out = spec.data.folds is not None
+    records = fit_grid(data, spec.family, spec.grid, unit, threads, log, ranks=held_out)
+    return records.assign(dataset=spec.dataset, **spec.data.identity(data))
 
 
 def select_best(records: pd.DataFrame) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from ..core.footprint import describe_bytes, step_rows, training_bytes
 from ..core.methods import METHOD_INFO
 from ..data.custom import SOURCE_KEYS, source_settings
 from ..data.datasets import REGISTRY
+from ..data.folds import SCHEMES
 from .canonical import read_yaml, training_groups
 from .jobspec import training_defaults
 
@@ -26,6 +27,7 @@ __all__ = [
     "dataset_settings",
     "load_config",
     "memory_limit_bytes",
+    "protocol_datasets",
     "user_datasets",
     "validate_config",
 ]
@@ -41,6 +43,19 @@ def user_datasets(config: dict) -> dict[str, dict]:
         name: source_settings(entry)
         for name, entry in config["real"].get("datasets", {}).items()
         if "file" in entry or "url" in entry
+    }
+
+
+def protocol_datasets(config: dict) -> dict[str, list[str]]:
+    """The real datasets run under ProteinGym's supervised protocol (``protocol: proteingym``)
+    when the real experiment is on: {name: their split schemes (the ``folds`` key)}."""
+    real = config["real"]
+    if not real["enabled"]:
+        return {}
+    return {
+        name: list(entry.get("folds") or SCHEMES)
+        for name, entry in real.get("datasets", {}).items()
+        if entry.get("protocol") == "proteingym"
     }
 
 
@@ -235,6 +250,19 @@ def _check_source(name: str, entry: dict) -> None:
     and a format); a key that does not apply to the format is refused."""
     key = f"config key real.datasets.{name}"
     given = [k for k in SOURCE_KEYS if k in entry]
+    if name in REGISTRY and "protocol" in entry:
+        raise ConfigError(
+            f"{key}.protocol: {name} is one of the paper's datasets, which run the paper's "
+            "train-size curve only; ProteinGym's protocol applies to your own datasets (file "
+            "or url, and format)"
+        )
+    if "folds" in entry and "protocol" not in entry:
+        raise ConfigError(
+            f"{key}.folds: the split schemes of ProteinGym's protocol, which this dataset does "
+            "not run; add protocol: proteingym, or remove folds"
+        )
+    if "protocol" in entry:  # ProteinGym's three split schemes unless a subset is asked for
+        entry.setdefault("folds", list(SCHEMES))
     if name in REGISTRY:
         if given:
             raise ConfigError(

@@ -69,7 +69,7 @@ class Contract(JobPlan):
     def command_inputs(self, job: Job) -> dict[str, list[str]]:
         """The file options its subcommand takes beside the spec: {option: [paths]}."""
         if job.kind == "aggregate":
-            inputs = self.aggregate_inputs(job.labels["experiment"])
+            inputs = self.aggregate_inputs(job.labels["experiment"], job.labels.get("dataset"))
             return {f"--{role}": paths for role, paths in inputs.items()}
         if job.kind in ("figure", "claims", "epistasis_figure"):
             return {"--tables": list(job.inputs)}
@@ -85,8 +85,8 @@ class Contract(JobPlan):
     def mem_mb_of(self, pattern: str, unknown: int = 8000):
         """A resources function: the memory (MiB) the job of ``pattern`` asks for, ``attempt``
         times it on a retry; ``unknown`` where its table's size is not known before it runs."""
-        return lambda wildcards, attempt: attempt * (
-            self.job(pattern.format(**wildcards)).mem_mb or unknown
+        return lambda wildcards, attempt: (
+            attempt * (self.job(pattern.format(**wildcards)).mem_mb or unknown)
         )
 
     def inputs_of(self, pattern: str):

@@ -211,6 +211,12 @@ def _cmd_aggregate(args) -> None:
     for frame, path in zip(out.values(), paths):
         _write_table(frame, path, {"spec": spec.to_dict(), "provenance": provenance()}, started)
         print(f"wrote {path}: {len(frame)} rows")
+    if spec.experiment == "protocol":
+        summary = out["protocol"].drop_duplicates(["scheme", "method"])
+        for row in summary.itertuples():
+            print(f"{row.scheme} {row.method}: Spearman {row.spearman_mean:.4f} "
+                  f"+- {row.spearman_se:.4f} over {row.folds} folds")  # fmt: skip
+        return
     print(divergence_report(out[f"{spec.experiment}_selected"]))
 
 

@@ -19,6 +19,7 @@ from ..data.loading import load_job_data, training_seed
 from ..data.synthetic import SparseTarget
 from .canonical import param_tag
 from .jobspec import TrainSpec
+from .protocol import spearman
 
 __all__ = ["ConfigurationResult", "configuration_file", "run_job"]
 
@@ -54,6 +55,20 @@ def _spectrum_callback(target: SparseTarget, scale: float):
     return callback, spectra
 
 
+def _spearman_callback(x_test: np.ndarray, y_test: np.ndarray):
+    """Per-epoch Spearman correlation of every member's test predictions (ProteinGym's score
+    of a held-out fold), so that it can be read at the epoch validation selects."""
+    import torch
+
+    def callback(model, epoch, members):
+        device = next(model.parameters()).device
+        x = torch.as_tensor(x_test, dtype=torch.float32, device=device)
+        pred = model.predict(x).reshape(len(members), -1).float().cpu().numpy()
+        return {"test_spearman": [spearman(y_test, p) for p in pred]}
+
+    return callback
+
+
 def run_job(
     spec: TrainSpec, device: str = "auto", log_every: int = 0, log=print
 ) -> list[ConfigurationResult]:
@@ -66,6 +81,7 @@ def run_job(
     from ``model_seed``, that seed derived for the job's unit (``training_seed``).
     """
     data, target, unit = load_job_data(spec.data.to_mapping())
+    identity = spec.data.identity(data)
     label_of = {training_seed(unit, s): int(s) for s in spec.training["seeds"]}
     seeds = list(label_of)
     settings = spec.train_config(device, log_every)
@@ -74,12 +90,14 @@ def run_job(
         if target is None:
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
         callback, spectra = _spectrum_callback(target, scale=float(target.k))
+    if spec.data.folds is not None:  # a held-out fold of ProteinGym's protocol
+        callback = _spearman_callback(data.x_test, data.y_test)
     grid = spec.grid
     records = train_grid(data, spec.method, grid, seeds, settings, callback, log)
     results = []
     for index, params in enumerate(grid):
         mine = records[records["config"] == index].drop(columns="config")
-        mine = mine.reset_index(drop=True).assign(**_identity(spec, params))
+        mine = mine.reset_index(drop=True).assign(**_identity(spec, params, identity))
         frame = None if spectra is None else _spectra_frame(spectra, index, mine)
         mine = mine.assign(model_seed=mine["seed"], seed=mine["seed"].map(label_of))
         if frame is not None:
@@ -88,15 +106,9 @@ def run_job(
     return results
 
 
-def _identity(spec: TrainSpec, params: dict) -> dict:
+def _identity(spec: TrainSpec, params: dict, split: dict) -> dict:
     typed = {k: v if isinstance(v, str) else float(v) for k, v in params.items()}
-    return {
-        **spec.labels,
-        "method": spec.method,
-        **typed,
-        "train_size": spec.data.train_size,
-        "data_seed": spec.data.data_seed,
-    }
+    return {**spec.labels, "method": spec.method, **typed, **split}
 
 
 def _spectra_frame(spectra: dict, index: int, records: pd.DataFrame) -> pd.DataFrame:

@@ -34,6 +34,11 @@ class Layout:
         self.baseline = (
             f"{self.root}/runs/real/{{dataset}}/{{family}}/grid/size{{size}}_dseed{{dseed}}.parquet"
         )
+        # ProteinGym's protocol: one job per (dataset, split scheme, held-out fold, method group
+        # or baseline family)
+        protocol = f"{self.root}/runs/protocol/{{dataset}}/{{scheme}}"
+        self.protocol_records = f"{protocol}/{{method}}/{{group}}/fold{{fold}}"
+        self.protocol_baseline = f"{protocol}/{{family}}/grid/fold{{fold}}.parquet"
         self.table = f"{self.root}/tables/{{name}}.parquet"
         self.figure = f"{self.root}/figures/{{figure}}"
         self.claims = f"{self.root}/claims"
@@ -66,6 +71,10 @@ class Layout:
 
     def aggregate_log(self, experiment: str) -> str:
         return f"{self.logs}/aggregate/{experiment}.log"
+
+    def protocol_table(self, dataset: str) -> str:
+        """The table of ProteinGym's protocol on ``dataset`` (a pattern for ``{dataset}``)."""
+        return self.table_path(f"protocol_{dataset}")
 
     @staticmethod
     def data(dataset: str) -> str:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field, replace
 from ..core.footprint import job_memory_mb, step_rows
 from ..data.custom import raw_file_name
 from ..data.datasets import REGISTRY
+from ..data.folds import FOLDS
 from .canonical import canonical, training_groups
-from .config import dataset_settings, user_datasets
+from .config import dataset_settings, protocol_datasets, user_datasets
 from .figures.registry import FIGURES
 from .jobspec import (
     AGGREGATE_TABLES,
@@ -42,6 +43,7 @@ CLAIM_TABLES = {
     "spectrum": ("spectrum_selected", "spectrum_epochs"),
     "synthetic": ("synthetic_selected", "synthetic_runs"),
     "real": ("real_selected",),
+    "protocol": ("protocol",),
     "ablation": ("ablation",),
     "entacmaea_energy": ("entacmaea_energy",),
 }
@@ -52,6 +54,7 @@ EXPERIMENT_OF_FIGURES = {
     "real": "real",
     "ablation": "ablation",
     "entacmaea": "entacmaea_energy",
+    "protocol": "protocol",
 }
 
 
@@ -122,19 +125,25 @@ class JobPlan:
         )
 
     def enabled(self, experiment: str) -> bool:
+        if experiment == "protocol":  # part of the real experiment, for the datasets asking
+            return bool(protocol_datasets(self.config))
         return self.config[experiment]["enabled"]
 
     def own_data_only(self) -> bool:
         return own_data_only(self.config)
 
-    def aggregate_inputs(self, experiment: str) -> dict[str, list[str]]:
-        """An aggregation's input files by role (the `whcore aggregate` options)."""
-        inputs = {"runs": self.outputs("train", experiment=experiment)}
+    def aggregate_inputs(self, experiment: str, dataset: str | None = None) -> dict[str, list[str]]:
+        """An aggregation's input files by role (the `whcore aggregate` options); the
+        protocol's are those of one dataset."""
+        labels = {"experiment": experiment}
+        if experiment == "protocol":
+            labels["dataset"] = dataset
+        inputs = {"runs": self.outputs("train", **labels)}
         if experiment == "spectrum":
             inputs["spectra"] = self.spectra()
             inputs["targets"] = self.outputs("target", experiment="spectrum")
-        if experiment == "real":
-            inputs["baselines"] = self.outputs("baselines")
+        if experiment in ("real", "protocol"):
+            inputs["baselines"] = self.outputs("baselines", **labels)
         return inputs
 
     def spectra(self) -> list[str]:
@@ -191,23 +200,32 @@ class JobPlan:
     # -- network training
 
     def _add_train(
-        self, experiment, dataset, group, settings, data, training, labels, runtime, table
-    ):
+        self, experiment, dataset, group, settings, data, training, labels, runtime,
+        table=None, fold=None,
+    ):  # fmt: skip
         """One training job: a group of configurations (method, group tag, [params]) on one
-        data split. Runtime cells (those whose times a figure or claim reads) train one model
-        at a time, so that their times are per model, as the paper measured them; elsewhere a
-        stacked model's epoch time is shared equally by its members (records: stack_size).
-        ``table``: (rows, n) of the data it reads, or None where unknown before it is made."""
+        data split (for the protocol, a held-out fold: ``fold``, (scheme, fold)). Runtime
+        cells (those whose times a figure or claim reads) train one model at a time, so that
+        their times are per model, as the paper measured them; elsewhere a stacked model's
+        epoch time is shared equally by its members (records: stack_size). ``table``: (rows,
+        n) of the data it reads, or None where unknown before it is made."""
         method, tag, params_list = group
-        wildcards = {
-            "experiment": experiment,
-            "dataset": dataset,
-            "method": method,
-            "group": tag,
-            "size": data["train_size"],
-            "dseed": data["data_seed"],
-        }
-        outputs = {"records": self.layout.records.format(**wildcards)}
+        if fold is None:
+            wildcards = {
+                "experiment": experiment,
+                "dataset": dataset,
+                "method": method,
+                "group": tag,
+                "size": data["train_size"],
+                "dseed": data["data_seed"],
+            }
+            outputs = {"records": self.layout.records.format(**wildcards)}
+        else:
+            scheme, held_out = fold
+            records = self.layout.protocol_records.format(
+                dataset=dataset, scheme=scheme, method=method, group=tag, fold=held_out
+            )
+            outputs = {"records": records}
         if experiment == "spectrum":
             outputs["spectra"] = self.layout.spectra.format(**wildcards)
         training = {k: v for k, v in training.items() if k != "log_every"}
@@ -224,7 +242,7 @@ class JobPlan:
         }
         # TrainSpec fills the training defaults: one canonical spec
         path = outputs["records"]
-        self._add(path, TrainSpec, spec, labels={"experiment": experiment})
+        self._add(path, TrainSpec, spec, labels={"experiment": experiment, "dataset": dataset})
         if table is not None:
             memory = _memory_mb(method, params_list, self.jobs[path].spec.training, *table)
             self.jobs[path] = replace(self.jobs[path], mem_mb=memory)
@@ -290,6 +308,34 @@ class JobPlan:
                         runtime=name == real["runtime_dataset"],
                         table=(REGISTRY[name].rows, REGISTRY[name].n) if name in REGISTRY else None,
                     )  # fmt: skip
+            for name, scheme, fold in self._protocol_folds():
+                ds = dataset_settings(config, name)
+                for group in training_groups(ds["methods"]):
+                    self._add_train(
+                        "protocol", name, group, real, self._protocol_data(name, scheme, fold),
+                        ds["training"], {"experiment": "protocol", "dataset": name},
+                        runtime=False, fold=(scheme, fold),
+                    )  # fmt: skip
+
+    def _protocol_folds(self) -> list[tuple[str, str, int]]:
+        """(dataset, split scheme, held-out fold) of every unit of ProteinGym's protocol."""
+        return [
+            (name, scheme, fold)
+            for name, schemes in protocol_datasets(self.config).items()
+            for scheme in schemes
+            for fold in range(FOLDS)
+        ]
+
+    def _protocol_data(self, name: str, scheme: str, fold: int) -> dict:
+        """A held-out fold of a dataset (validation carved from the other folds): networks
+        and baselines read exactly this."""
+        return {
+            "source": "table",
+            "path": Layout.data(name),
+            "data_seed": 0,
+            "folds": {"scheme": scheme, "fold": fold},
+            "standardize": self.config["real"]["standardize"],
+        }
 
     def _real_data(self, name: str, ds: dict, size: int, dseed: int) -> dict:
         """The split of a real dataset: networks and baselines read exactly this."""
@@ -382,7 +428,21 @@ class JobPlan:
                     "data": self._real_data(name, ds, size, dseed),
                     "outputs": {"records": path},
                 }
-                self._add(path, BaselinesSpec, spec)
+                self._add(path, BaselinesSpec, spec, labels={"experiment": "real"})
+        for name, scheme, fold in self._protocol_folds():
+            for family, grid in dataset_settings(self.config, name)["baselines"].items():
+                path = self.layout.protocol_baseline.format(
+                    dataset=name, scheme=scheme, family=family, fold=fold
+                )
+                spec = {
+                    "dataset": name,
+                    "family": family,
+                    "grid": grid,
+                    "data": self._protocol_data(name, scheme, fold),
+                    "outputs": {"records": path},
+                }
+                labels = {"experiment": "protocol", "dataset": name}
+                self._add(path, BaselinesSpec, spec, labels=labels)
 
     def _add_analyses(self) -> None:
         config = self.config
@@ -416,13 +476,23 @@ class JobPlan:
             if name == "ablation":
                 datasets = self.config["ablation"]["datasets"]
                 paths += [self.layout.table_path(f"ablation_{d}") for d in datasets]
+            elif name == "protocol":
+                paths += [self.layout.protocol_table(d) for d in protocol_datasets(self.config)]
             else:
                 paths.append(self.layout.table_path(name))
         return paths
 
     def _add_aggregations(self) -> None:
+        for name in protocol_datasets(self.config):
+            path = self.layout.protocol_table(name)
+            spec = {"experiment": "protocol", "dataset": name, "outputs": {"protocol": path}}
+            inputs = [
+                p for paths in self.aggregate_inputs("protocol", name).values() for p in paths
+            ]
+            labels = {"experiment": "protocol", "dataset": name}
+            self._add(path, AggregateSpec, spec, tuple(inputs), labels)
         for experiment, names in AGGREGATE_TABLES.items():
-            if not self.enabled(experiment):
+            if experiment == "protocol" or not self.enabled(experiment):
                 continue
             spec = {
                 "experiment": experiment,

@@ -1,5 +1,6 @@
 """From run records to the tidy tables every figure and claim reads: one module per experiment
-(``spectrum``, ``synthetic``, ``real``) on the model selection they share (``records``).
+(``spectrum``, ``synthetic``, ``real``, and ``protocol``: ProteinGym's supervised protocol on
+one dataset) on the model selection they share (``records``).
 
 Each experiment's function returns {table name: DataFrame}; ``experiment_tables`` runs the one
 an aggregation job's spec names.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .protocol import protocol_tables
 from .real import real_tables
 from .records import (
     HYPERPARAMETERS,
@@ -33,6 +35,7 @@ __all__ = [
     "experiment_tables",
     "forward_fill_epochs",
     "parquet_files",
+    "protocol_tables",
     "read_runs",
     "real_tables",
     "run_summaries",
@@ -50,4 +53,6 @@ def experiment_tables(spec: AggregateSpec, runs=(), spectra=(), targets=(), base
         return spectrum_tables(runs, spectra, targets, spec.figure_train_size)
     if spec.experiment == "synthetic":
         return synthetic_tables(runs)
+    if spec.experiment == "protocol":
+        return protocol_tables(runs, baselines)
     return real_tables(runs, baselines)

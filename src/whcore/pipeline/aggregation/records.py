@@ -79,9 +79,14 @@ def _configuration_columns(runs: pd.DataFrame) -> list[str]:
     return [c for c in HYPERPARAMETERS if c in runs.columns]
 
 
+# Scores read at a model's best-validation epoch where its records have them (test MSE and the
+# Spearman correlation of a held-out fold of ProteinGym's protocol).
+SCORES_AT_BEST = ("test_mse", "test_spearman")
+
+
 def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """One row per trained model (``keys`` + hyperparameters + seed): its best-validation epoch,
-    validation and test R^2 there, total training time, time to the best epoch, whether that
+    validation and test R^2 there (and ``SCORES_AT_BEST`` where recorded), total training time, time to the best epoch, whether that
     time is the model's own (``timed_alone``; false: its share of a stacked model's time) and
     whether it diverged (with the epoch and reason)."""
     group = keys + _configuration_columns(records) + ["seed"]
@@ -92,7 +97,8 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     # The untrained network (epoch 0) is recorded for the curves but never selected.
     ok = records[(records["status"] == "ok") & (records["epoch"] > 0)]
     best = ok.loc[ok.groupby(group, sort=False)["val_mse"].idxmin()]
-    summary = best[group + ["epoch", "val_r2", "test_r2", "cum_time"]].rename(
+    scores = [c for c in SCORES_AT_BEST if c in best.columns]
+    summary = best[group + ["epoch", "val_r2", "test_r2", *scores, "cum_time"]].rename(
         columns={"epoch": "best_epoch", "cum_time": "time_to_best"}
     )
     if "stack_size" not in records:  # records written before models were stacked
@@ -124,7 +130,8 @@ def select_models(summaries: pd.DataFrame, pair_keys: list[str]) -> pd.DataFrame
     chosen = frame.loc[frame.groupby(pair_keys, sort=False)["_score"].idxmax()]
     chosen = chosen.drop(columns="_score").merge(counts.reset_index(), on=pair_keys)
     lost = chosen["diverged"] | chosen["val_r2"].isna()
-    chosen.loc[lost, ["val_r2", "test_r2"]] = np.nan
+    scores = ["val_r2", "test_r2", *(c for c in SCORES_AT_BEST if c in chosen.columns)]
+    chosen.loc[lost, scores] = np.nan
     chosen["diverged"] = lost
     return chosen.reset_index(drop=True)
 

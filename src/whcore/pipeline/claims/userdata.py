@@ -8,6 +8,10 @@ training seeds of the configuration validation selected (for HashWH over every h
 a baseline's is its one fit. Methods are compared to the best one of the cell (highest mean
 test R^2) by paired differences over the units both finished, with a two-sided 95% Student t
 confidence interval; a unit where a method diverged counts against nothing and is counted.
+
+Where datasets run ProteinGym's supervised protocol (``protocol_<dataset>`` tables), the report
+adds it: per dataset and split scheme the best method by mean Spearman over the held-out folds,
+and every method's mean Spearman with its standard error and the folds behind it.
 """
 
 from __future__ import annotations
@@ -20,8 +24,17 @@ import pandas as pd
 from scipy import stats
 
 from ...core.io import atomic_path
+from ..protocol import SCHEME_LABELS, protocol_summary
 
-__all__ = ["CELL", "LEVEL", "best_per_cell", "paired_differences", "unit_values", "write_report"]
+__all__ = [
+    "CELL",
+    "LEVEL",
+    "best_per_cell",
+    "paired_differences",
+    "protocol_lines",
+    "unit_values",
+    "write_report",
+]
 
 LEVEL = 0.95
 CELL = ["dataset", "split", "train_size"]
@@ -108,6 +121,50 @@ def _cell_title(cell: tuple) -> str:
     return f"{dataset}, {split}, train size {size}" if split else f"{dataset}, train size {size}"
 
 
+def _spearman_cell(row) -> str:
+    se = "(one fold: no s.e.)" if np.isnan(row["spearman_se"]) else f"+- {row['spearman_se']:.4f}"
+    return f"{row['spearman_mean']:.4f} {se}"
+
+
+def protocol_lines(summary: pd.DataFrame) -> list[str]:
+    """The report's section on ProteinGym's protocol (``summary``: one row per dataset, scheme
+    and method, as ``whcore.pipeline.figures.protocol.protocol_summary`` gives)."""
+    lines = [
+        "",
+        "## ProteinGym's supervised protocol",
+        "",
+        "Each method trained with its grid on four folds of a split scheme (validation carved "
+        "from them, model selection on it) and scored on the held-out fold, every fold held "
+        "out once; Spearman is the mean over the folds, +- its standard error over the folds.",
+        "",
+        "| dataset | split scheme | best | Spearman (mean +- s.e.) | MSE (mean) | R^2 (mean) "
+        "| folds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    ranked = summary.sort_values("spearman_mean", ascending=False)
+    for (dataset, scheme), rows in ranked.groupby(["dataset", "scheme"], sort=True):
+        top = rows.iloc[0]
+        lines.append(
+            f"| {dataset} | {SCHEME_LABELS.get(scheme, scheme)} | {_label(top['method'])} | "
+            f"{_spearman_cell(top)} | {top['mse_mean']:.4g} | {top['r2_mean']:.4f} | "
+            f"{int(top['folds'])} |"
+        )
+    for dataset, rows in summary.groupby("dataset", sort=True):
+        schemes = [s for s in SCHEME_LABELS if s in set(rows["scheme"])]
+        lines += ["", f"### {dataset}: Spearman by method and split scheme", ""]
+        lines += ["| method | " + " | ".join(SCHEME_LABELS[s] for s in schemes) + " |"]
+        lines += ["|---|" + "---|" * len(schemes)]
+        wide = rows.set_index(["method", "scheme"])
+        order = rows.groupby("method")["spearman_mean"].mean().sort_values(ascending=False)
+        for method in order.index:
+            cells = [
+                _spearman_cell(wide.loc[(method, s)]) if (method, s) in wide.index else ""
+                for s in schemes
+            ]
+            lines.append(f"| {_label(method)} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: float = LEVEL):
     """``claims.md`` and ``claims.json`` of a run of the user's own data: per cell the methods
     ranked by mean test R^2, the best one, and the paired differences to it."""
@@ -164,6 +221,10 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
                 f"| {_label(row.method)} | {row.mean:.4f} | {sd} | {row.units} | {failed} | "
                 f"{gap} | {p} |"
             )
+    protocol = None
+    if any(name.startswith("protocol_") for name in tables):
+        protocol = protocol_summary(tables)
+        lines += protocol_lines(protocol)
     with atomic_path(md_path) as tmp:
         Path(tmp).write_text("\n".join(lines) + "\n")
     record = {
@@ -173,6 +234,8 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
         "cells": json.loads(summary.to_json(orient="records")),
         "differences": json.loads(diffs.to_json(orient="records")),
     }
+    if protocol is not None:
+        record["protocol"] = json.loads(protocol.to_json(orient="records"))
     with atomic_path(json_path) as tmp:
         Path(tmp).write_text(json.dumps(record, indent=1))
     return summary, diffs

@@ -10,12 +10,12 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FIGURES", "Figure", "draw_figure"]
+__all__ = ["FIGURES", "PAPER_FIGURES", "Figure", "draw_figure"]
 
 
 @dataclass(frozen=True)
 class Figure:
-    tables: tuple[str, ...]  # table names under results/tables/ ("ablation" = one per dataset)
+    tables: tuple[str, ...]  # names under results/tables/ ("ablation", "protocol": one per dataset)
     module: str  # module of whcore.figures holding the function
     function: str
     kwargs: dict = field(default_factory=dict)
@@ -156,7 +156,18 @@ FIGURES: dict[str, Figure] = {
         "real.runtime_dataset).",
         with_times=True,
     ),
+    "protocol_spearman": _fig(
+        ["protocol"],
+        "protocol",
+        "protocol_spearman",
+        "ProteinGym's supervised protocol on your datasets: mean Spearman correlation on the "
+        "held-out folds per method and split scheme (random, modulo, contiguous), with its "
+        "standard error over the folds.",
+    ),
 }
+
+# The paper's figures (the others are drawn for one's own datasets where a run asks for them).
+PAPER_FIGURES = tuple(fid for fid, figure in FIGURES.items() if figure.module != "protocol")
 
 
 def draw_figure(figure_id: str, tables: dict, settings: dict):

@@ -28,6 +28,7 @@ AGGREGATE_TABLES = {
     "spectrum": ("spectrum_selected", "spectrum_epochs", "spectrum_heatmap"),
     "synthetic": ("synthetic_selected", "synthetic_summary", "synthetic_curves", "synthetic_runs"),
     "real": ("real_selected", "real_summary"),
+    "protocol": ("protocol",),  # one per dataset under ProteinGym's protocol
 }
 
 
@@ -125,13 +126,16 @@ class AggregateSpec(JobSpec):
     experiment: str
     outputs: dict
     figure_train_size: int | None = optional(None)  # the spectrum experiment's
+    dataset: str | None = optional(None)  # the protocol's: one aggregation per dataset
 
     def check(self, source: str) -> None:
         if self.experiment not in AGGREGATE_TABLES:
             raise SpecError(
-                f"{source}: field experiment: {self.experiment!r} is not spectrum, synthetic "
-                "or real"
+                f"{source}: field experiment: {self.experiment!r} is not one of "
+                f"{', '.join(AGGREGATE_TABLES)}"
             )
+        if (self.experiment == "protocol") != (self.dataset is not None):
+            raise SpecError(f"{source}: field dataset: given for (and only for) protocol")
         tables = AGGREGATE_TABLES[self.experiment]
         if sorted(self.outputs) != sorted(tables):
             raise SpecError(f"{source}: field outputs must name {', '.join(tables)}")

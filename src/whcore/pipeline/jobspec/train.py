@@ -38,12 +38,14 @@ import jsonschema
 
 from ...core.methods import METHOD_INFO, PRECISIONS, configuration_schema
 from ...core.settings import TrainConfig
+from ...data.folds import FOLDS, SCHEMES
 from ..canonical import param_tag
-from .base import Fields, JobSpec, SpecError, read_spec
+from .base import Fields, JobSpec, SpecError, optional, read_spec
 
 __all__ = [
     "SPEC_SCHEMA",
     "DataSplit",
+    "HeldOutFold",
     "TrainSpec",
     "load_spec",
     "training_defaults",
@@ -60,20 +62,70 @@ def training_defaults() -> dict:
 
 
 @dataclasses.dataclass(frozen=True)
+class HeldOutFold(Fields):
+    """A held-out fold of ProteinGym's supervised protocol (``whcore.data.folds``): test is
+    every row of fold ``fold`` under ``scheme`` (the table's folds, from its metadata),
+    validation a seeded ``val_fraction`` of the other folds' rows, train the rest."""
+
+    scheme: str
+    fold: int
+    val_fraction: float = 0.2
+
+    def check(self, source: str) -> None:
+        if self.scheme not in SCHEMES:
+            raise SpecError(
+                f"{source}: field data.folds.scheme: {self.scheme!r} is not one of {list(SCHEMES)}"
+            )
+        if not 0 <= self.fold < FOLDS:
+            raise SpecError(f"{source}: field data.folds.fold: {self.fold} is not 0 to {FOLDS - 1}")
+        if not 0 < self.val_fraction < 1:
+            raise SpecError(
+                f"{source}: field data.folds.val_fraction: {self.val_fraction} is not in (0, 1)"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
 class DataSplit(Fields):
-    """The split a job trains and evaluates on (the same for networks and baselines)."""
+    """The split a job trains and evaluates on (the same for networks and baselines): a
+    subsample of ``train_size`` rows with validation and test by size, or a held-out fold of
+    ProteinGym's protocol (``folds``), whose training rows are the other folds'."""
 
     path: str
-    train_size: int
     data_seed: int
+    train_size: int | None = optional(None)
     source: str = "table"  # a g* file from `whcore synthetic` (synthetic) or a Parquet (table)
     val_size: int | str = "rest"  # a count, or rest
     test_size: int | str = 0
     standardize: bool = False
+    folds: HeldOutFold | None = optional(None)
+
+    def check(self, source: str) -> None:
+        if (self.train_size is None) == (self.folds is None):
+            raise SpecError(
+                f"{source}: field data: give train_size (a subsample) or folds (a held-out "
+                "fold), exactly one"
+            )
+        if self.folds is not None and self.source != "table":
+            raise SpecError(f"{source}: field data.folds: needs source table, not {self.source}")
 
     def to_mapping(self) -> dict:
         """The split as the data layer reads it (``load_job_data``)."""
         return dataclasses.asdict(self)
+
+    def identity(self, data) -> dict:
+        """The columns naming this split in every record of a job on it (``data``: its
+        ``whcore.core.training.Data``): train size and data seed, and for a held-out fold the
+        scheme, the fold and the sizes its folds gave."""
+        if self.folds is None:
+            return {"train_size": self.train_size, "data_seed": self.data_seed}
+        return {
+            "scheme": self.folds.scheme,
+            "fold": self.folds.fold,
+            "train_size": len(data.y_train),
+            "val_size": len(data.y_val),
+            "test_size": len(data.y_test),
+            "data_seed": self.data_seed,
+        }
 
 
 _SPLIT_DEFAULTS = {
@@ -117,7 +169,7 @@ SPEC_SCHEMA = {
         "data": {
             "type": "object",
             "additionalProperties": False,
-            "required": ["source", "path", "train_size", "data_seed"],
+            "required": ["source", "path", "data_seed"],
             "properties": {
                 "source": {"enum": ["synthetic", "table"]},
                 "path": {"type": "string"},
@@ -126,6 +178,23 @@ SPEC_SCHEMA = {
                 "test_size": {**_SIZE, "default": _SPLIT_DEFAULTS["test_size"]},
                 "data_seed": _SEED,
                 "standardize": {"type": "boolean", "default": _SPLIT_DEFAULTS["standardize"]},
+                "folds": {
+                    "description": "a held-out fold of ProteinGym's protocol (instead of "
+                    "train_size)",
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["scheme", "fold"],
+                    "properties": {
+                        "scheme": {"enum": list(SCHEMES)},
+                        "fold": {"type": "integer", "minimum": 0, "maximum": FOLDS - 1},
+                        "val_fraction": {
+                            "type": "number",
+                            "exclusiveMinimum": 0,
+                            "exclusiveMaximum": 1,
+                            "default": 0.2,
+                        },
+                    },
+                },
             },
         },
         "training": {

@@ -1,0 +1,52 @@
+"""ProteinGym's supervised protocol on one dataset: the table of every method's score on every
+held-out fold of every split scheme, with their mean and standard error over the folds.
+
+Model selection as everywhere (``records``): per held-out fold, method and training seed the
+configuration with the best validation R^2 (validation carved from the training folds), read at
+its own best-validation epoch; a fold's score (Spearman, MSE, R^2 on the held-out fold) is the
+mean over the training seeds of the selected configurations (a baseline has one fit). Per
+(dataset, scheme, method), ``whcore.pipeline.protocol.summarize_folds`` gives each score's
+mean over the folds and its standard error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..protocol import summarize_folds
+from .records import read_runs, run_summaries, select_models, with_variants
+
+__all__ = ["FOLD_KEYS", "protocol_tables"]
+
+FOLD_KEYS = ["dataset", "scheme", "method", "fold", "train_size", "val_size", "test_size"]
+_SCORES = {"test_spearman": "spearman", "test_mse": "mse", "test_r2": "r2"}
+
+
+def protocol_tables(runs, baseline_runs) -> dict:
+    """The ``protocol`` table of one dataset: one row per (scheme, method, held-out fold) with
+    its scores, the rows of its split and the seeds behind it, and the method's mean and
+    standard error over the folds of its scheme (``<score>_mean``, ``<score>_se``, ``folds``)."""
+    keys = ["variant", *FOLD_KEYS]
+    frames = []
+    if runs:
+        records = with_variants(read_runs(runs), split_b=False)
+        frames.append(select_models(run_summaries(records, keys), keys + ["seed"]))
+    if baseline_runs:
+        base = read_runs(baseline_runs)
+        base = base.assign(variant=base["method"], seed=-1, diverged=base["status"] != "ok")
+        frames.append(select_models(base, keys + ["seed"]))
+    if not frames:
+        raise ValueError("no run records to aggregate")
+    selected = pd.concat(frames, ignore_index=True)
+    for column in _SCORES:
+        if column not in selected:
+            selected[column] = np.nan
+    grouped = selected.groupby(FOLD_KEYS, sort=True)
+    folds = grouped[list(_SCORES)].mean().rename(columns=_SCORES)
+    folds["seeds"] = grouped["test_r2"].count()
+    folds["diverged"] = grouped["diverged"].sum().astype(int)
+    folds = folds.reset_index()
+    summary = summarize_folds(folds, by=("dataset", "scheme", "method"))
+    table = folds.merge(summary, on=["dataset", "scheme", "method"], how="left")
+    return {"protocol": table}

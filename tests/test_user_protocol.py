@@ -1,0 +1,242 @@
+"""ProteinGym's supervised protocol on one's own dataset (``protocol: proteingym``): a file's
+fold columns survive binarization and are held out exactly, folds are computed where a file
+has none (and refused where they cannot be), the jobs of every (scheme, held-out fold, method
+group or baseline family), the Spearman correlations recorded against scipy's, and the table
+of one dataset's protocol from the records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from test_user_datasets import OWN, planted_landscape, write_proteingym
+
+from whcore.data import custom
+from whcore.data.folds import SCHEMES
+from whcore.data.loading import load_table_split
+from whcore.data.parsers import RawFormatError
+
+pytestmark = pytest.mark.usefixtures("no_network")
+
+WILD, MUTANT = "MKVLATGH", "PRWIGSAY"  # 8 sites, 256 genotypes
+PLANTED = {(1,): 0.8, (2, 4): 1.0, (0, 3, 5): -0.7, (6,): 0.4}
+
+
+def fold_table(path, seed=0):
+    """A ProteinGym file of the planted landscape with the three fold columns (random, and two
+    arbitrary assignments standing in for modulo and contiguous), every fold non-empty."""
+    rows = planted_landscape(WILD, MUTANT, PLANTED)
+    write_proteingym(path, rows)
+    table = pd.read_csv(path, keep_default_na=False)
+    rng = np.random.default_rng(seed)
+    for scheme in SCHEMES:
+        table[scheme] = rng.permutation(np.arange(len(table)) % 5)
+    table.to_csv(path, index=False)
+    return table
+
+
+def binarized(tmp_path, schemes=SCHEMES):
+    table = fold_table(tmp_path / "dms.csv")
+    out = tmp_path / "mine.parquet"
+    settings = {"format": "proteingym", "binarization": "mutated", "folds": list(schemes)}
+    custom.binarize("mine", tmp_path / "dms.csv", out, settings)
+    return table, out
+
+
+def fold_data(path, scheme, fold, standardize=False):
+    return {"source": "table", "path": str(path), "data_seed": 0, "standardize": standardize,
+            "folds": {"scheme": scheme, "fold": fold, "val_fraction": 0.2}}  # fmt: skip
+
+
+def test_the_files_fold_columns_are_held_out_exactly(tmp_path):
+    table, out = binarized(tmp_path)
+    frame = pd.read_parquet(out)
+    assert len(frame) == len(table)  # every genotype once: the rows keep the file's order
+    np.testing.assert_allclose(frame["y"], table["DMS_score"])
+    for scheme in SCHEMES:
+        for fold in range(5):
+            data, _ = load_table_split(fold_data(out, scheme, fold))
+            expected = table[table[scheme] == fold]
+            # the held-out rows are exactly the file's rows of that fold (y values distinct
+            # enough to tell rows apart only together with their genotype)
+            held = pd.DataFrame(data.x_test).assign(y=data.y_test)
+            want = frame.loc[expected.index].rename(columns=dict(zip(frame.columns[:-1], range(8))))
+            pd.testing.assert_frame_equal(
+                held.reset_index(drop=True), want.reset_index(drop=True), check_dtype=False
+            )
+            assert len(data.y_train) + len(data.y_val) == len(table) - len(expected)
+            assert abs(len(data.y_val) - 0.2 * (len(table) - len(expected))) <= 1
+
+
+def test_folds_are_computed_where_the_file_has_no_column(tmp_path):
+    path = tmp_path / "singles.csv"
+    path.write_text(
+        "mutant,DMS_score\n" + "".join(f"A{p}G,{p * 0.1}\n" for p in range(1, 41)) + "WT,0\n"
+    )
+    parsed = custom.parse(path, {"format": "proteingym", "folds": list(SCHEMES)})
+    assert parsed.fold_sources == dict.fromkeys(SCHEMES, "computed")
+    positions = np.arange(1, 41)
+    np.testing.assert_array_equal(parsed.folds["fold_modulo_5"][:40], (positions - 1) % 5)
+    np.testing.assert_array_equal(parsed.folds["fold_contiguous_5"][:40], (positions - 1) // 8)
+    # the wild type goes to the random scheme's fold of its row
+    assert parsed.folds["fold_modulo_5"][40] == parsed.folds["fold_random_5"][40]
+    assert sorted(np.bincount(parsed.folds["fold_random_5"])) == [8, 8, 8, 8, 9]
+
+
+def test_folds_that_cannot_be_had_are_refused_in_one_line(tmp_path):
+    path = write_proteingym(tmp_path / "multi.csv", planted_landscape(WILD, MUTANT, PLANTED))
+    for scheme in ("fold_modulo_5", "fold_contiguous_5"):
+        with pytest.raises(RawFormatError) as err:
+            custom.parse(path, {"format": "proteingym", "folds": ["fold_random_5", scheme]})
+        message = str(err.value)
+        assert message.startswith(f"{path}: no column {scheme!r}") and "\n" not in message
+        assert "multiple mutant" in message and "folds key" in message and "Fix:" in message
+    assert custom.parse(path, {"format": "proteingym", "folds": ["fold_random_5"]}).folds
+    table = fold_table(tmp_path / "bad.csv")
+    table.loc[3, "fold_random_5"] = 7
+    table.to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(RawFormatError, match=r"line 5, column 'fold_random_5': '7' is not a fold"):
+        custom.parse(tmp_path / "bad.csv", {"format": "proteingym", "folds": ["fold_random_5"]})
+
+
+@pytest.mark.parametrize(
+    "entry, key, words",
+    [
+        (f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym, "
+         "folds: [fold_random_5, fold_diagonal_5]}}", "real.datasets.mine.folds.1",
+         "is not one of"),
+        (f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym, folds: []}}}}",
+         "real.datasets.mine.folds", "should be non-empty"),
+        (f"{{mine: {OWN}, file: a.csv, format: proteingym, folds: [fold_random_5]}}}}",
+         "real.datasets.mine.folds", "add protocol: proteingym"),
+        (f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: gym}}}}",
+         "real.datasets.mine.protocol", "is not one of"),
+        (f"{{gb1: {OWN}, protocol: proteingym}}}}", "real.datasets.gb1.protocol",
+         "applies to your own datasets"),
+    ],
+)  # fmt: skip
+def test_protocol_keys_are_checked_in_one_line(entry, key, words):
+    from test_config import changed, validate
+
+    from whcore.pipeline.config import ConfigError
+
+    config = changed("real.datasets", entry)
+    config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    message = str(err.value)
+    assert message.startswith(f"config key {key}") and words in message, message
+    assert "\n" not in message
+
+
+def protocol_contract(folds=""):
+    from test_config import changed, validate
+
+    from whcore.pipeline.contract import Contract
+
+    entry = f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym{folds}}}}}"
+    config = changed("real.datasets", entry)
+    config["real"]["runtime_dataset"] = "mine"
+    for experiment in ("spectrum", "synthetic", "ablation", "entacmaea_energy"):
+        del config[experiment]
+    validate(config)
+    return Contract(config)
+
+
+def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
+    from whcore.pipeline.canonical import training_groups
+    from whcore.pipeline.config import dataset_settings
+
+    contract = protocol_contract(", folds: [fold_random_5, fold_modulo_5]")
+    ds = dataset_settings(contract.config, "mine")
+    groups, families = len(training_groups(ds["methods"])), len(ds["baselines"])
+    train = contract.outputs("train", experiment="protocol", dataset="mine")
+    baselines = contract.outputs("baselines", experiment="protocol", dataset="mine")
+    assert len(train) == 2 * 5 * groups and len(baselines) == 2 * 5 * families
+    job = contract.job(train[0])
+    assert job.spec.data.train_size is None and job.spec.data.folds.scheme in SCHEMES
+    assert "train_size" not in job.spec.to_dict()["data"]
+    assert contract.config["real"]["datasets"]["mine"]["folds"] == [
+        "fold_random_5",
+        "fold_modulo_5",
+    ]
+    (data,) = [j for j in contract.jobs.values() if j.kind == "user_data"]
+    assert data.spec.source["folds"] == ["fold_random_5", "fold_modulo_5"]
+    table = contract.layout.protocol_table("mine")
+    aggregate = contract.job(table)
+    assert sorted(aggregate.inputs) == sorted(train + baselines)
+    assert table in contract.targets() and "protocol_spearman" in contract.figures()
+    (claims,) = [j for j in contract.jobs.values() if j.kind == "claims"]
+    assert table in claims.inputs
+    # the train-size curve stays: the real experiment's jobs are there too
+    assert contract.outputs("train", experiment="real", dataset="mine")
+    # left out, every scheme
+    assert protocol_contract().config["real"]["datasets"]["mine"]["folds"] == list(SCHEMES)
+
+
+def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
+    from whcore.core.rng import derive_seed
+    from whcore.pipeline.aggregation import protocol_tables
+    from whcore.pipeline.baselines import baselines_job, make_model
+    from whcore.pipeline.jobspec import BaselinesSpec
+
+    _, out = binarized(tmp_path, ["fold_random_5"])
+    records = []
+    for fold in range(5):
+        path = tmp_path / f"lasso{fold}.parquet"
+        spec = BaselinesSpec.from_dict({
+            "dataset": "mine", "family": "lasso", "grid": {"alpha": [0.001, 0.1]},
+            "data": fold_data(out, "fold_random_5", fold, standardize=True),
+            "outputs": {"records": str(path)},
+        })  # fmt: skip
+        frame = baselines_job(spec, log=lambda _: None)
+        data, unit = load_table_split(spec.data.to_mapping())
+        seed = derive_seed("baseline", "lasso", unit) % 2**32
+        for row in frame.itertuples():
+            model = make_model("lasso", {"alpha": row.alpha}, seed)
+            model.fit(data.x_train, data.y_train)
+            expected = stats.spearmanr(data.y_test, model.predict(data.x_test)).statistic
+            assert row.test_spearman == pytest.approx(expected, abs=1e-12)
+        assert set(frame["fold"]) == {fold} and set(frame["test_size"]) == {len(data.y_test)}
+        frame.to_parquet(path)
+        records.append(frame)
+    table = protocol_tables([], [tmp_path / f"lasso{f}.parquet" for f in range(5)])["protocol"]
+    assert list(table["fold"]) == list(range(5))
+    records = pd.concat(records, ignore_index=True)
+    best = records.loc[records.groupby("fold")["val_r2"].idxmax()]
+    np.testing.assert_allclose(table["spearman"], best["test_spearman"])
+    assert table["spearman_mean"].iloc[0] == pytest.approx(best["test_spearman"].mean())
+    assert table["spearman_se"].iloc[0] == pytest.approx(
+        best["test_spearman"].std(ddof=1) / np.sqrt(5)
+    )
+    assert table["spearman_mean"].iloc[0] > 0.5  # the planted landscape is largely additive
+
+
+def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
+    from whcore.pipeline.jobs import run_job
+    from whcore.pipeline.jobspec import TrainSpec
+
+    _, out = binarized(tmp_path, ["fold_modulo_5"])
+    spec = TrainSpec.from_dict({
+        "method": "standard", "grid": [{}], "data": fold_data(out, "fold_modulo_5", 2),
+        "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 2},
+        "labels": {"experiment": "protocol", "dataset": "mine"},
+        "outputs": {"records": str(tmp_path / "runs")},
+    })  # fmt: skip
+    (result,) = run_job(spec, "cpu")
+    records = result.records
+    assert set(records["scheme"]) == {"fold_modulo_5"} and set(records["fold"]) == {2}
+    assert records["test_spearman"].notna().all()
+    # at epoch 0 the network is its initialization: scipy's Spearman of its predictions
+    import torch
+
+    from whcore.core.models import MLP
+
+    data, _ = load_table_split(spec.data.to_mapping())
+    for row in records[records["epoch"] == 0].itertuples():
+        model = MLP(data.n, 2, seeds=[int(row.model_seed)], device=torch.device("cpu"))
+        x = torch.as_tensor(data.x_test, dtype=torch.float32)
+        prediction = model.predict(x).reshape(-1).numpy()
+        expected = stats.spearmanr(data.y_test, prediction).statistic
+        assert row.test_spearman == pytest.approx(expected, abs=1e-6)
