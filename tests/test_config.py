@@ -35,6 +35,20 @@ def validate(config: dict) -> None:
     validate_config(config, str(SCHEMA))
 
 
+def assert_own_dataset_refused(entry: str, key: str, words: str) -> None:
+    """tiny.yaml with ``real.datasets`` set to ``entry`` is refused in one line that starts
+    with the config ``key`` and says ``words``."""
+    from whcore.pipeline.config import ConfigError
+
+    config = changed("real.datasets", entry)
+    config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    message = str(err.value)
+    assert message.startswith(f"config key {key}") and words in message, message
+    assert "\n" not in message
+
+
 @pytest.mark.parametrize(
     "key, value",
     [

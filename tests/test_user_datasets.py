@@ -214,17 +214,9 @@ OWN = "{train_sizes: [10], val_size: rest, test_size: rest"
     ],
 )  # fmt: skip
 def test_config_keys_of_a_user_dataset_are_checked_in_one_line(entry, key, words):
-    from test_config import changed, validate
+    from test_config import assert_own_dataset_refused
 
-    from whcore.pipeline.config import ConfigError
-
-    config = changed("real.datasets", entry)
-    config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))
-    with pytest.raises(ConfigError) as err:
-        validate(config)
-    message = str(err.value)
-    assert message.startswith(f"config key {key}") and words in message, message
-    assert "\n" not in message
+    assert_own_dataset_refused(entry, key, words)
 
 
 def test_a_config_with_only_a_user_dataset_plans_its_jobs():

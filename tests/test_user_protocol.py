@@ -117,17 +117,9 @@ def test_folds_that_cannot_be_had_are_refused_in_one_line(tmp_path):
     ],
 )  # fmt: skip
 def test_protocol_keys_are_checked_in_one_line(entry, key, words):
-    from test_config import changed, validate
+    from test_config import assert_own_dataset_refused
 
-    from whcore.pipeline.config import ConfigError
-
-    config = changed("real.datasets", entry)
-    config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))
-    with pytest.raises(ConfigError) as err:
-        validate(config)
-    message = str(err.value)
-    assert message.startswith(f"config key {key}") and words in message, message
-    assert "\n" not in message
+    assert_own_dataset_refused(entry, key, words)
 
 
 def protocol_contract(folds=""):

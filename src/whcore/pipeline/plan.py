@@ -421,28 +421,27 @@ class JobPlan:
                 path = self.layout.baseline.format(
                     dataset=name, family=family, size=size, dseed=dseed
                 )
-                spec = {
-                    "dataset": name,
-                    "family": family,
-                    "grid": grid,
-                    "data": self._real_data(name, ds, size, dseed),
-                    "outputs": {"records": path},
-                }
-                self._add(path, BaselinesSpec, spec, labels={"experiment": "real"})
+                data = self._real_data(name, ds, size, dseed)
+                self._add_baseline(path, name, family, grid, data, {"experiment": "real"})
         for name, scheme, fold in self._protocol_folds():
             for family, grid in dataset_settings(self.config, name)["baselines"].items():
                 path = self.layout.protocol_baseline.format(
                     dataset=name, scheme=scheme, family=family, fold=fold
                 )
-                spec = {
-                    "dataset": name,
-                    "family": family,
-                    "grid": grid,
-                    "data": self._protocol_data(name, scheme, fold),
-                    "outputs": {"records": path},
-                }
+                data = self._protocol_data(name, scheme, fold)
                 labels = {"experiment": "protocol", "dataset": name}
-                self._add(path, BaselinesSpec, spec, labels=labels)
+                self._add_baseline(path, name, family, grid, data, labels)
+
+    def _add_baseline(self, path, dataset, family, grid, data, labels) -> None:
+        """One baseline job: every setting of one family's ``grid`` fitted on one split."""
+        spec = {
+            "dataset": dataset,
+            "family": family,
+            "grid": grid,
+            "data": data,
+            "outputs": {"records": path},
+        }
+        self._add(path, BaselinesSpec, spec, labels=labels)
 
     def _add_analyses(self) -> None:
         config = self.config

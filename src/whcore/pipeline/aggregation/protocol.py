@@ -12,10 +12,9 @@ mean over the folds and its standard error.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..protocol import summarize_folds
-from .records import read_runs, run_summaries, select_models, with_variants
+from .records import select_networks_and_baselines
 
 __all__ = ["FOLD_KEYS", "protocol_tables"]
 
@@ -28,17 +27,7 @@ def protocol_tables(runs, baseline_runs) -> dict:
     its scores, the rows of its split and the seeds behind it, and the method's mean and
     standard error over the folds of its scheme (``<score>_mean``, ``<score>_se``, ``folds``)."""
     keys = ["variant", *FOLD_KEYS]
-    frames = []
-    if runs:
-        records = with_variants(read_runs(runs), split_b=False)
-        frames.append(select_models(run_summaries(records, keys), keys + ["seed"]))
-    if baseline_runs:
-        base = read_runs(baseline_runs)
-        base = base.assign(variant=base["method"], seed=-1, diverged=base["status"] != "ok")
-        frames.append(select_models(base, keys + ["seed"]))
-    if not frames:
-        raise ValueError("no run records to aggregate")
-    selected = pd.concat(frames, ignore_index=True)
+    selected = select_networks_and_baselines(runs, baseline_runs, keys)
     for column in _SCORES:
         if column not in selected:
             selected[column] = np.nan

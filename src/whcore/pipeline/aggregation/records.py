@@ -28,6 +28,7 @@ __all__ = [
     "read_runs",
     "run_summaries",
     "select_models",
+    "select_networks_and_baselines",
     "summarize",
     "variant_names",
 ]
@@ -209,3 +210,24 @@ def selected_records(records, selected, keys) -> pd.DataFrame:
         left[col] = left[col].fillna(-1)
         chosen = chosen.assign(**{col: chosen[col].fillna(-1)})
     return left.merge(chosen, on=keys + config + ["seed"])
+
+
+def select_networks_and_baselines(runs, baseline_runs, keys: list[str]) -> pd.DataFrame:
+    """The selected configuration of every network method (b a hyperparameter like lam) and
+    baseline family per ``keys`` and training seed (a baseline: one fit, seed -1)."""
+    frames = []
+    if runs:
+        records = with_variants(read_runs(runs), split_b=False)
+        frames.append(select_models(run_summaries(records, keys), keys + ["seed"]))
+    if baseline_runs:
+        base = read_runs(baseline_runs)
+        base = base.assign(
+            variant=base["method"],
+            seed=-1,
+            diverged=base["status"] != "ok",
+            train_time=base["fit_time"],
+        )
+        frames.append(select_models(base, keys + ["seed"]))
+    if not frames:
+        raise ValueError("no run records to aggregate")
+    return pd.concat(frames, ignore_index=True)
