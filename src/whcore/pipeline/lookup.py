@@ -69,7 +69,7 @@ def stale_outputs(contract) -> list[str]:
     outputs = contract.all_outputs()
     folders = {path for path, job in outputs.items() if job.kind == "train"}
     root = contract.layout.root
-    own = {os.path.join(root, RECORD), os.path.join(root, f"{os.path.basename(root)}.crate.zip")}
+    own = {os.path.join(root, RECORD), contract.layout.crate}
     stale = []
     for folder, _, files in os.walk(root):
         for name in files:
