@@ -302,8 +302,8 @@ def bundle(
             result=final,
             properties={"@type": "CreateAction", "name": f"run {root.name} of the workflow"},
         )
-        spans = [times[p] for p in targets if p in times]
-        if spans:
+        spans = [times[p] for entry in plan for p in entry["outputs"] if p in times]
+        if spans:  # from the first job's start to the last one's end
             run_action["startTime"] = _iso(min(s for s, _ in spans))
             run_action["endTime"] = _iso(max(e for _, e in spans))
         crate.add_action(
