@@ -188,14 +188,14 @@ def make_plan(*args: str) -> str:
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
-def test_a_plan_ignores_the_callers_make_variables(monkeypatch):
+def test_a_plan_ignores_the_callers_make_variables(monkeypatch, tmp_path):
     """`make test TORCH_INDEX=<a mirror>` (the Makefile's advice offline) hands its variables
     to the tests through MAKEFLAGS; `TORCH_INDEX=... make test` through the environment."""
     mirror = "https://mirror.example/simple"
     monkeypatch.setenv("MAKEFLAGS", f" -- TORCH_INDEX={mirror} LOCK=")
     monkeypatch.setenv("MAKELEVEL", "1")
     monkeypatch.setenv("TORCH_INDEX", mirror)
-    plan = make_plan("install")
+    plan = make_plan("install", f"VENV={tmp_path / 'venv'}")  # a venv to make, whatever exists
     assert mirror not in plan and "--index-url https://download.pytorch.org/whl/cpu" in plan
     assert "-r envs/linux-cpu.lock" in plan
 
