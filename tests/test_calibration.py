@@ -320,14 +320,19 @@ def test_synthetic_claims_calibrated():
     for cid in ("synthetic_hashwh_beats_standard", "synthetic_hashwh_beats_ens",
                 "synthetic_larger_b_better"):  # fmt: skip
         assert share(null[cid], what=cid) <= LEVEL, (cid, null[cid])
-    levels = {"hashwh_b7": 0.56, "hashwh_b10": 0.58, "hashwh_b13": 0.60, "ens": 0.45}
+    # effects with an informative power (about 60% and 70%), the standard network at 0.5
+    levels = {"hashwh_b7": 0.62, "hashwh_b10": 0.70, "hashwh_b13": 0.78, "ens": 0.45}
     planted = verdict_rates(
         lambda rng: synthetic_selected(rng, levels), synthetic_claims, POWER_REPS, seed=1
     )
     hashed = ["hashwh_b7", "hashwh_b10", "hashwh_b13"]
     beats = [(levels[v] - 0.5, synthetic_sd(v, "standard")) for v in hashed] * SYN_CELLS
+    steps = [
+        (levels[b] - levels[a], synthetic_sd(a, b)) for a, b in zip(hashed, hashed[1:])
+    ] * SYN_CELLS
+    for cells in (beats, steps):
+        assert 0.3 <= paired_power(cells) <= 0.97
     assert_power(share(planted["synthetic_hashwh_beats_standard"]), paired_power(beats), "beats")
-    steps = [(0.02, synthetic_sd(a, b)) for a, b in zip(hashed, hashed[1:])] * SYN_CELLS
     # "almost always" (80% of 6 cells: 5) is at least as likely as every cell holding
     assert share(planted["synthetic_larger_b_better"]) >= paired_power(steps) - POWER_TOLERANCE
 
