@@ -69,8 +69,9 @@ rule aggregate_protocol:
 
 
 rule bundle:
-    """The finished run as one Workflow Run RO-Crate, validated (`snakemake bundle` after a
-    run; not part of `all`): whcore bundle, from the configuration the run recorded."""
+    """The finished run as one validated Workflow Run RO-Crate (not part of `all`)."""
+
+    # `snakemake bundle` after a run: whcore bundle, from the configuration the run recorded.
     input:
         CONTRACT.targets(),
     output:
