@@ -154,6 +154,22 @@ def run_snakemake(
     return result
 
 
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory, data_mirror) -> Path:
+    """The working folder of one finished run of tests/workflow/tiny.yaml (results/tiny/),
+    made once per session (minutes of CPU): the workflow's and the bundle's tests share it."""
+    workdir = tmp_path_factory.mktemp("tiny")
+    run_snakemake(
+        "--cores",
+        "2",
+        "--configfile",
+        str(TINY),
+        workdir=workdir,
+        env={"WHCORE_DATA_MIRROR": str(data_mirror)},
+    )
+    return workdir
+
+
 @pytest.fixture
 def snakemake():
     """``snakemake(*args, workdir=..., env=..., check=True)``: Snakemake as a subprocess."""

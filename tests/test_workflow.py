@@ -176,20 +176,6 @@ def test_a_mirror_that_does_not_exist_is_a_warning_at_start(tmp_path, where):
     assert "warning: WHCORE_DATA_MIRROR" not in quiet
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory, data_mirror):
-    workdir = tmp_path_factory.mktemp("tiny")
-    snakemake(
-        "--cores",
-        "2",
-        "--configfile",
-        str(TINY),
-        workdir=workdir,
-        env={"WHCORE_DATA_MIRROR": str(data_mirror)},
-    )
-    return workdir
-
-
 def test_tiny_run_makes_every_figure_and_the_claims(tiny_run):
     import json
 

@@ -68,6 +68,24 @@ rule aggregate_protocol:
         aggregate_shell("protocol")
 
 
+rule bundle:
+    """The finished run as one validated Workflow Run RO-Crate (not part of `all`)."""
+
+    # `snakemake bundle` after a run: whcore bundle, from the configuration the run recorded.
+    input:
+        CONTRACT.targets(),
+    output:
+        LAYOUT.crate,
+    log:
+        LAYOUT.bundle_log,
+    conda:
+        ENV
+    params:
+        run=lambda wildcards, output: os.path.dirname(output[0]),
+    shell:
+        "whcore bundle {params.run:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule claims:
     """Check the paper's claims against the tables (claims.md, claims.json) with the provenance."""
     input:

@@ -79,11 +79,60 @@ def _add_data_commands(sub) -> None:
     p.set_defaults(func=_cmd_describe)
 
 
+# --- the run's bundle (a Workflow Run RO-Crate) and what it redraws ------------------------------
+
+
+def _cmd_bundle(args) -> None:
+    from .bundle import bundle
+
+    path = bundle(args.run, args.configfile, args.schema, args.out, validate=not args.no_validate)
+    print(f"wrote {path}: {path.stat().st_size / 1e6:.1f} MB")
+
+
+def _cmd_render(args) -> None:
+    from .bundle import render
+
+    out = args.out or "rendered"
+    written = render(args.crate, out, log=lambda msg: None)
+    print(f"wrote {len(written)} file(s) under {out}")
+
+
+def _add_bundle_commands(sub) -> None:
+    from .schema import SCHEMA_PATH
+
+    p = sub.add_parser(
+        "bundle",
+        help="a finished run as one Workflow Run RO-Crate (results/<run>/<run>.crate.zip)",
+    )
+    p.add_argument("run", help="the run folder, results/<run>")
+    p.add_argument(
+        "--configfile",
+        help="the configuration that made the run (default: the one its configuration.json names)",
+    )
+    p.add_argument(
+        "--schema", default=str(SCHEMA_PATH), help="the workflow's config schema (this checkout's)"
+    )
+    p.add_argument("--out", help="where the crate goes (default: results/<run>/<run>.crate.zip)")
+    p.add_argument(
+        "--no-validate",
+        action="store_true",
+        help="skip roc-validator (the crate's own checks stay)",
+    )
+    p.set_defaults(func=_cmd_bundle)
+
+    p = sub.add_parser(
+        "render", help="redraw every figure and the claims report from a run's crate alone"
+    )
+    p.add_argument("crate", help="a crate from `whcore bundle` (<run>.crate.zip)")
+    p.add_argument("--out", help="the folder to write into (default: rendered)")
+    p.set_defaults(func=_cmd_render)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="whcore", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"whcore {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (add_job_commands, _add_data_commands, add_lookup_command):
+    for add in (add_job_commands, _add_data_commands, add_lookup_command, _add_bundle_commands):
         add(sub)
     return parser
 

@@ -46,6 +46,9 @@ class Layout:
         self.claims_json = f"{self.claims}.json"
         self.provenance = f"{self.root}/provenance.tsv"
         self.claims_log = f"{self.logs}/claims.log"
+        # the finished run as one Workflow Run RO-Crate (`whcore bundle`, rule `bundle`)
+        self.crate = f"{self.root}/{run}.crate.zip"
+        self.bundle_log = f"{self.logs}/bundle.log"
 
     def log(self, pattern: str) -> str:
         """The log file of the job writing ``pattern`` (same wildcards, under logs/<run>/)."""

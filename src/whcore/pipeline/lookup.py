@@ -62,19 +62,21 @@ def _command_line(args, subcommand: str, inputs: dict[str, list[str]]) -> str:
 def stale_outputs(contract) -> list[str]:
     """The files under the run's folder (results/<run>/) that no job of the config writes:
     what an earlier configuration of the same run name left (its records for methods this one
-    no longer has, say). No table reads them: an aggregation reads the contract's inputs."""
+    no longer has, say). No table reads them: an aggregation reads the contract's inputs. The
+    run's record and its crate (``whcore bundle``) are the run's own."""
     from .runrecord import RECORD
 
     outputs = contract.all_outputs()
     folders = {path for path, job in outputs.items() if job.kind == "train"}
     root = contract.layout.root
+    own = {os.path.join(root, RECORD), contract.layout.crate}
     stale = []
     for folder, _, files in os.walk(root):
         for name in files:
             path = os.path.normpath(os.path.join(folder, name))
             if path in outputs or os.path.dirname(path) in folders:
                 continue
-            if path != os.path.join(root, RECORD):
+            if path not in own:
                 stale.append(path)
     return sorted(stale)
 

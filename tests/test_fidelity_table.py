@@ -1,0 +1,132 @@
+"""docs/fidelity.md's verdict table states what the faithful run's crate holds
+(docs/faithful/claims.json): each row's verdicts, before and after the correction over claims,
+are those of its claims, and every claim has its row."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from conftest import REPO
+
+FIDELITY = REPO / "docs" / "fidelity.md"
+CLAIMS = REPO / "docs" / "faithful" / "claims.json"
+SECTION = "### Its claims (this design: independent units, the calibrated engine)"
+
+# Each row of the table (by the start of its first cell) -> the claims it states, in the order
+# its cells list their verdicts.
+ROWS = {
+    "spectrum: HashWH learns the degree-4 / degree-5": [
+        "spectrum_learns_degree4",
+        "spectrum_learns_degree5",
+    ],
+    "spectrum: every b has a lower whole-spectrum SAE": ["spectrum_lower_full_sae"],
+    "spectrum: FullWH learns the support": ["spectrum_fullwh_learns_support"],
+    "spectrum: HashWH's SAE improves with every step of b": ["spectrum_sae_improves_with_b"],
+    "spectrum: regularized methods learn the high degrees": [
+        "spectrum_regularized_better_any_size"
+    ],
+    "spectrum: the standard network's whole-spectrum SAE above": [
+        "spectrum_standard_full_above_support"
+    ],
+    "spectrum: the standard network's high-degree energy": [
+        "spectrum_standard_high_degree_energy_zero"
+    ],
+    "spectrum: HashWH (b = 8) best among tractable methods": ["spectrum_hashwh_best_tractable"],
+    "spectrum: the standard network comparable to the regularized": [
+        "spectrum_standard_comparable_on_support"
+    ],
+    "spectrum: low degrees learned first": ["spectrum_low_degrees_learned_first"],
+    "spectrum: the standard network overfits degrees 2-3": [
+        "spectrum_standard_overfits_low_degrees"
+    ],
+    "ablation: amplitude order beats degree order": [
+        "ablation_amplitude_beats_degree_entacmaea",
+        "ablation_amplitude_beats_degree_sgemm",
+    ],
+    "Entacmaea: degrees 3 and 4 comparable to degree 1": [
+        "entacmaea_high_degree_energy",
+        "entacmaea_high_degree_non_negligible",
+    ],
+    "hashing lemma": [
+        "hashing_collision_count",
+        "hashing_collisions_linear_in_buckets",
+        "hashing_collision_bound",
+    ],
+    "synthetic: every HashWH b beats the standard network": ["synthetic_hashwh_beats_standard"],
+    "synthetic: larger b better": ["synthetic_larger_b_better"],
+    "Entacmaea: HashWH beats the standard network / Lasso": [
+        "real_hashwh_beats_standard",
+        "real_hashwh_beats_lasso",
+    ],
+    "Entacmaea: HashWH beats RF / XGBoost": ["real_hashwh_beats_rf", "real_hashwh_beats_xgboost"],
+    "Entacmaea: HashWH's gain largest at the smallest train size": ["real_gain_largest_low_data"],
+    "synthetic and real claims on EN-S": [
+        "synthetic_hashwh_beats_ens",
+        "synthetic_ens_no_improvement",
+        "synthetic_hashwh_faster_than_ens",
+        "real_hashwh_beats_ens",
+        "real_hashwh_faster_than_ens",
+    ],
+}
+
+
+def _table() -> list[list[str]]:
+    """The rows (cells) of the verdict table under SECTION."""
+    text = FIDELITY.read_text()
+    assert SECTION in text, f"{FIDELITY}: no section {SECTION!r}"
+    lines = text.split(SECTION, 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| claim |"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+    return rows
+
+
+def _verdicts(cell: str, n: int) -> list[str]:
+    """A cell's verdicts for ``n`` claims: one for all, or one each (" / " or ", " between)."""
+    parts = [p.strip() for p in re.split(r" / |, ", cell)]
+    return parts * n if len(parts) == 1 else parts
+
+
+def _claims() -> dict[str, dict]:
+    return {claim["id"]: claim for claim in json.loads(CLAIMS.read_text())}
+
+
+def test_every_claim_of_the_crate_has_one_row():
+    stated = [cid for ids in ROWS.values() for cid in ids]
+    assert sorted(stated) == sorted(_claims())
+    rows = _table()
+    assert len(rows) == len(ROWS)
+    for label in ROWS:
+        assert sum(row[0].startswith(label) for row in rows) == 1, label
+
+
+def test_the_table_states_the_crates_verdicts():
+    claims = _claims()
+    for row in _table():
+        label = next(label for label in ROWS if row[0].startswith(label))
+        ids = ROWS[label]
+        verdict, after = row[1], row[2]
+        measured = [claims[cid]["verdict"] for cid in ids]
+        corrected = [claims[cid]["across"] for cid in ids]
+        assert _verdicts(verdict, len(ids)) == measured, (label, verdict, measured)
+        if after in ("same", ""):  # "same": as before the correction; empty: not evaluated
+            assert corrected == measured, (label, corrected)
+        else:
+            assert _verdicts(after, len(ids)) == corrected, (label, after, corrected)
+
+
+def test_the_tally_above_the_table_counts_the_crates_verdicts():
+    counts: dict[str, int] = {}
+    for claim in _claims().values():
+        counts[claim["verdict"]] = counts.get(claim["verdict"], 0) + 1
+    tally = (
+        f"Verdicts: {counts.get('holds', 0)} hold, {counts.get('inconclusive', 0)} inconclusive, "
+        f"{counts.get('does not hold', 0)} do not hold, {counts.get('not evaluated', 0)} not "
+        "evaluated"
+    )
+    section = " ".join(FIDELITY.read_text().split(SECTION, 1)[1].split())
+    assert tally in section, tally
