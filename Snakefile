@@ -39,14 +39,20 @@ onstart:
             "Error: --cores 0 leaves no core to run a job on. Fix: --cores N or all"
         )
     hold_run_lock()
+    # SLURM jobs of a killed Snakemake: never run twice (whcore.pipeline.slurm_orphans).
     if getattr(workflow.executor_plugin, "cli_prefix", "") == "slurm":
-        orphans = cancel_orphaned_slurm_jobs()
-        if orphans:
-            print(
-                f"Cancelled {len(orphans)} SLURM job(s) that a killed Snakemake left in this "
-                f"folder ({' '.join(orphans)}); this run submits what they would have made.",
-                file=sys.stderr,
-            )
+
+        def say(line):
+            print(line, file=sys.stderr)
+
+        try:
+            _, waited = slurm_orphans.settle_orphaned_jobs(log=say)
+        except slurm_orphans.SlurmQueryError as err:
+            sys.exit(f"Error: {err}")
+        if waited:
+            say("Restarting, to plan from what they made.")
+            slurm_orphans.restart(workflow)
+        slurm_orphans.record_orphan_outputs(workflow, log=say)
     try:  # one line, no traceback
         claim_run(LAYOUT.root, config, config_source())
     except RunConflictError as err:

@@ -80,39 +80,3 @@ def test_provenance_names_the_code_libraries_device_host_and_time():
     assert record["whcore_version"] and {"torch", "numpy", "pandas"} <= set(record["libraries"])
     assert record["git_commit"].removesuffix("+dirty") == git_commit().removesuffix("+dirty")
     assert git_commit(Path("/")) == "not a checkout"
-
-
-def _fake_slurm(tmp_path: Path, listing: str) -> Path:
-    """`squeue` printing ``listing`` and `scancel` recording its arguments, first on PATH."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "squeue").write_text(f"#!/bin/sh\ncat <<'END'\n{listing}END\n")
-    (bin_dir / "scancel").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "cancelled"}\n')
-    for tool in ("squeue", "scancel"):
-        (bin_dir / tool).chmod(0o755)
-    return bin_dir
-
-
-def test_slurm_jobs_a_killed_snakemake_left_here_are_cancelled(tmp_path, monkeypatch):
-    """Only Snakemake's jobs (comment rule_...) whose working directory is this one."""
-    here, elsewhere = tmp_path / "run", tmp_path / "other"
-    here.mkdir(), elsewhere.mkdir()
-    listing = (
-        f"101|{here}|rule_train_wildcards_experiment=real\n"
-        f"102|{here}/|rule_train_spectrum_wildcards_x\n"  # the same folder, written otherwise
-        f"103|{elsewhere}|rule_train_wildcards_experiment=real\n"  # another run's
-        f"104|{here}|my own interactive job\n"  # not Snakemake's
-    )
-    monkeypatch.setenv("PATH", f"{_fake_slurm(tmp_path, listing)}{os.pathsep}{os.environ['PATH']}")
-    assert guards.cancel_orphaned_slurm_jobs(here) == ["101", "102"]
-    assert (tmp_path / "cancelled").read_text() == "101 102\n"
-
-
-def test_no_orphan_means_no_scancel_and_no_slurm_means_nothing(tmp_path, monkeypatch):
-    here = tmp_path / "run"
-    here.mkdir()
-    monkeypatch.setenv("PATH", f"{_fake_slurm(tmp_path, '')}{os.pathsep}{os.environ['PATH']}")
-    assert guards.cancel_orphaned_slurm_jobs(here) == []
-    assert not (tmp_path / "cancelled").exists()
-    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
-    assert guards.cancel_orphaned_slurm_jobs(here) == []

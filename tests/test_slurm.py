@@ -8,11 +8,13 @@ and their states.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -48,7 +50,7 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        timeout=900,
+        timeout=1500,
         check=False,
     )
     print(proc.stdout)  # job ids and states in the test's output (pytest -s, or on failure)
@@ -63,18 +65,19 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
     # JOBID STATE EXIT PARTITION GPUS TIMELIMIT MEM START END RULE [WILDCARDS]
     stats = proc.stdout.split("Job stats:", 1)[1]
     snakemake_jobs = int(re.search(r"^total\s+(\d+)$", stats, flags=re.MULTILINE)[1])
-    # Each Snakemake job is a SLURM job of its own: 5 of each.
-    assert snakemake_jobs == 5 and len(submitted) == 5 == len(rows), proc.stdout[-3000:]
+    # Each Snakemake job is a SLURM job of its own: 7 of each.
+    assert snakemake_jobs == 7 and len(submitted) == 7 == len(rows), proc.stdout[-3000:]
     assert {row[1] for row in rows.values()} == {"COMPLETED"}
     training = [row for row in rows.values() if row[9] == "train_spectrum"]
-    assert len(training) == 2
+    assert len(training) == 4
     for row in training:
         # one GPU, the rule's own time limit, the memory the job's estimate asks for
         assert row[4] == "gres:gpu:1" and row[5] == "02:00:00" and row[6] == "2000M", row
-    # ... and the two run side by side: each starts before the other ends.
-    (start_a, end_a), (start_b, end_b) = [(row[7], row[8]) for row in training]
+    # ... and they run side by side: the first two each start before the other ends.
+    (start_a, end_a), (start_b, end_b) = sorted((row[7], row[8]) for row in training)[:2]
     assert start_a < end_b and start_b < end_a, training
     assert (tmp_path / "run" / "results" / "tiny" / "figures" / "fig2_sae_evolution.pdf").is_file()
+    _check_chaos_run(json.loads((tmp_path / "chaos.json").read_text()))
     # Everything it started is gone again.
     for daemon in ("slurmctld", "slurmd", "munged"):
         pid_file = {"munged": tmp_path / "cluster" / "munge" / "munged.pid"}.get(
@@ -82,3 +85,37 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
         )
         assert not pid_file.exists(), f"{daemon} was not stopped"
     assert not Path("/etc/slurm/slurm.conf").exists()
+
+
+def _check_chaos_run(report: dict) -> None:
+    """The chaos run (tests/slurm/chaos.py): a running job cancelled, Snakemake killed with jobs
+    waiting and running, the same command rerun. It ends with the undisturbed run's tables and
+    runs no job twice."""
+    rerun = report["rerun_output"]
+    assert report["rerun_status"] == 0, rerun[-4000:]
+    # The kill left jobs running and waiting (one held back). The rerun cancelled the waiting
+    # ones, waited for the running ones, restarted to plan from what they made, and recorded
+    # the outputs that they and the jobs that ended while no Snakemake watched had written.
+    assert "RUNNING" in report["at_kill"].values()
+    assert report["at_kill"][report["held"]] == "PENDING"
+    for line in ("Cancelled", "Waiting for", "Restarting", "Recorded"):
+        assert line in rerun, (line, rerun[-4000:])
+    jobs = report["jobs"]
+    for job in jobs:
+        print(job)
+    assert sum(job["id"] == report["cancelled"] and job["state"] == "CANCELLED" for job in jobs)
+    # Snakemake's retry of the cancelled job (its second attempt) asks for twice the time limit
+    # and twice the memory.
+    retry = next(job for job in jobs if job["id"] == report["retried"])
+    assert retry["time_limit"] == "04:00:00" and retry["memory"] == "4000M", retry
+    # Every Snakemake job completed once, and ran once more only where the test cancelled it
+    # while it ran: no work done twice because Snakemake was killed.
+    completed = Counter(job["comment"] for job in jobs if job["state"] == "COMPLETED")
+    ran = Counter(job["comment"] for job in jobs if job["ran"])
+    expected_runs = Counter(completed)
+    expected_runs.update(job["comment"] for job in jobs if job["id"] == report["cancelled"])
+    assert set(completed.values()) == {1} and len(completed) == 7, completed
+    assert ran == expected_runs, (ran, expected_runs)
+    # The same tables as the undisturbed run (timing columns aside), nothing half-written.
+    assert report["tables_compared"] >= 10 and report["table_differences"] == []
+    assert report["leftovers"] == []

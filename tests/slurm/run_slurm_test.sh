@@ -28,10 +28,10 @@ fi
 export SLURM_CONF=$STATE/slurm.conf
 
 # The tiny CI configuration (tests/workflow/tiny.yaml), cut to the spectrum experiment with one
-# target draw, one train size and two methods (HashWH with two lambdas, trained by one job):
-# 5 Snakemake jobs (g*, 2 x training, aggregation, one figure) as 5 SLURM jobs, the two
-# training jobs side by side on the two fake GPUs; enough to prove the profile without
-# rerunning every rule.
+# target draw and one train size: 7 Snakemake jobs (g*, 4 training jobs, aggregation, one
+# figure) as 7 SLURM jobs, the training jobs two at a time on the two fake GPUs (one of them
+# trains HashWH's two lambdas); enough to prove the profile without rerunning every rule, and to
+# have jobs waiting, running and done when the chaos run kills Snakemake.
 python - "$REPO/tests/workflow/tiny.yaml" >"$WORK/config.yaml" <<'EOF'
 import sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
@@ -39,20 +39,25 @@ for experiment in ("synthetic", "real", "ablation", "entacmaea_energy"):
     config[experiment]["enabled"] = False
 spectrum = config["spectrum"]
 spectrum.update(draws=1, train_sizes=[spectrum["figure_train_size"]], figure_draw=0)
-spectrum["methods"] = {"standard": {}, "hashwh": {"b": [3], "lam": [0.01, 0.1]}}
+spectrum["methods"] = {
+    "standard": {}, "fullwh": {"lam": [0.1]}, "hashwh": {"b": [3, 4], "lam": [0.01, 0.1]}
+}
 yaml.safe_dump(config, sys.stdout, sort_keys=False)
 EOF
 
 # The real profile, unchanged; only what this test cluster lacks is given on the command line:
 # no accounting (squeue instead of sacct, no account), a fast first status check.
-mkdir -p "$WORK/run"
-cd "$WORK/run"
 export WHCORE_SLURM_PARTITION=debug
+snakemake_in() {  # the command line of a run in folder $1
+  echo snakemake -s "$REPO/Snakefile" -d "$1" --configfile "$WORK/config.yaml" \
+    --workflow-profile "$REPO/profiles/slurm" \
+    --slurm-status-command squeue --slurm-no-account --slurm-init-seconds-before-status-checks 2 \
+    "$TARGET"
+}
+mkdir -p "$WORK/run" "$WORK/chaos"
+cd "$WORK/run"
 set +e
-snakemake -s "$REPO/Snakefile" -d "$WORK/run" --configfile "$WORK/config.yaml" \
-  --workflow-profile "$REPO/profiles/slurm" \
-  --slurm-status-command squeue --slurm-no-account --slurm-init-seconds-before-status-checks 2 \
-  "$TARGET" 2>&1 | tee "$WORK/snakemake.log"
+$(snakemake_in "$WORK/run") 2>&1 | tee "$WORK/snakemake.log"
 rc=${PIPESTATUS[0]}
 set -e
 
@@ -83,3 +88,11 @@ if ((rc != 0 || count == 0 || failed != 0)); then
 fi
 test -s "$WORK/run/results/tiny/figures/$TARGET.pdf"
 echo "SLURM test passed: $TARGET built by $count SLURM jobs, all COMPLETED"
+
+# The same configuration again, disturbed: a running job cancelled, Snakemake killed, the same
+# command rerun (tests/slurm/chaos.py); tests/test_slurm.py reads its report.
+echo
+echo "== chaos run =="
+chaos_start=$SECONDS
+python "$HERE/chaos.py" "$WORK/run" "$WORK/chaos" "$WORK/chaos.json" -- $(snakemake_in "$WORK/chaos")
+echo "chaos run finished in $((SECONDS - chaos_start)) s; report $WORK/chaos.json"

@@ -16,7 +16,7 @@ rule ablation:
     threads: 2
     resources:
         mem_mb=8000,
-        runtime="2h",
+        runtime=minutes_per_attempt(120),
     params:
         spec=CONTRACT.spec_of(table("ablation_{dataset}")),
     shell:

@@ -17,7 +17,7 @@ rule baselines:
     threads: 2
     resources:
         mem_mb=8000,
-        runtime="4h",
+        runtime=minutes_per_attempt(240),
     params:
         spec=CONTRACT.spec_of(LAYOUT.baseline),
     shell:

@@ -20,7 +20,8 @@ from whcore.pipeline.environment import (
     check_environment,
     job_environment,
 )
-from whcore.pipeline.guards import cancel_orphaned_slurm_jobs, hold_run_lock
+from whcore.pipeline import slurm_orphans
+from whcore.pipeline.guards import hold_run_lock
 from whcore.pipeline.runrecord import RunConflictError, claim_run, run_conflict
 
 
@@ -62,6 +63,12 @@ if RUN_CONFLICT and not config["replace_run"]:
 METHODS = "|".join(METHOD_INFO)
 DATASETS = "|".join(REGISTRY)
 GPU = 1 if config["device"] == "cuda" else 0
+
+
+def minutes_per_attempt(minutes):
+    """A runtime request (SLURM's time limit) that grows with each retry: a job stopped at its
+    time limit asks for twice the time on its second attempt, three times on its third."""
+    return lambda wildcards, attempt: minutes * attempt
 
 
 def alternatives(names):

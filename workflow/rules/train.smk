@@ -25,7 +25,7 @@ rule train:
     resources:
         gpu=GPU,
         mem_mb=CONTRACT.mem_mb_of(LAYOUT.records),  # from the job's size, x attempt
-        runtime="4h",
+        runtime=minutes_per_attempt(240),
     params:
         spec=CONTRACT.spec_of(LAYOUT.records),
     shell:
@@ -52,7 +52,7 @@ use rule train as train_spectrum with:
     resources:
         gpu=GPU,
         mem_mb=CONTRACT.mem_mb_of(SPECTRUM_RECORDS),
-        runtime="2h",
+        runtime=minutes_per_attempt(120),
     params:
         spec=CONTRACT.spec_of(SPECTRUM_RECORDS),
 
@@ -74,6 +74,6 @@ use rule train as train_protocol with:
     resources:
         gpu=GPU,
         mem_mb=CONTRACT.mem_mb_of(LAYOUT.protocol_records),
-        runtime="4h",
+        runtime=minutes_per_attempt(240),
     params:
         spec=CONTRACT.spec_of(LAYOUT.protocol_records),

@@ -61,7 +61,7 @@ rule epistasis:
     resources:
         gpu=GPU,
         mem_mb=8000,
-        runtime="4h",
+        runtime=minutes_per_attempt(240),
     params:
         spec=CONTRACT.spec_of(table("epistasis_{dataset}")),
     shell:

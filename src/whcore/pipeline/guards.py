@@ -3,8 +3,6 @@
 - ``hold_run_lock``: one executing Snakemake per working directory. An exclusive ``flock`` on a
   file of our own, held for the life of the process and released by the kernel however it
   ends (Snakemake deletes ``.snakemake/locks`` on exit, so its lock cannot be relied on).
-- ``cancel_orphaned_slurm_jobs``: SLURM jobs that a killed Snakemake left queued or running in
-  this working directory are cancelled before a new run submits its own.
 - ``die_with``: a job whose Snakemake died (SIGKILL) stops instead of running on as an orphan.
 - ``refuse_superseded``: a job never renames its result over one that another job wrote for a
   different spec after this job started.
@@ -18,20 +16,18 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
 
 __all__ = [
     "RunLockedError",
-    "cancel_orphaned_slurm_jobs",
     "check_replaceable",
     "check_writable",
     "die_with",
     "hold_run_lock",
     "refuse_superseded",
+    "written_spec",
 ]
 
 LOCK_FILE = ".whcore/run.lock"
@@ -69,29 +65,6 @@ def hold_run_lock(workdir: str | Path = ".") -> Path:
     return path
 
 
-def cancel_orphaned_slurm_jobs(workdir: str | Path = ".") -> list[str]:
-    """Cancel this user's SLURM jobs that Snakemake submitted (comment ``rule_...``) from
-    ``workdir`` and that still wait or run; return their ids. Called with the run lock held:
-    no other Snakemake runs here, so such jobs belong to one that was killed (SIGKILL leaves its
-    jobs running, and the new run would submit them again beside them). Without SLURM's
-    commands, nothing."""
-    if not (shutil.which("squeue") and shutil.which("scancel")):
-        return []
-    listing = subprocess.run(
-        ["squeue", "--me", "--noheader", "--format=%i|%Z|%k"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    here = Path(workdir).resolve()
-    orphans = []
-    for line in listing.stdout.splitlines():
-        job, folder, comment = (line.split("|", 2) + ["", ""])[:3]
-        if comment.startswith("rule_") and Path(folder).resolve() == here:
-            orphans.append(job.strip())
-    if orphans:
-        subprocess.run(["scancel", *orphans], check=True)
-    return orphans
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -124,20 +97,26 @@ def parent_from_environment() -> int | None:
     return int(value) if value.isdigit() else None
 
 
-def refuse_superseded(path: str | Path, spec: dict, started: float) -> None:
-    """Raise if ``path`` (a file, or a folder of Parquet files) was written after ``started``
-    (a wall-clock time) for another spec."""
+def written_spec(path: str | Path) -> dict | None:
+    """The spec a job wrote into ``path`` (a Parquet file, or a folder of them), or ``None``
+    when there is none to read."""
     from ..core.io import read_parquet_metadata
 
     path = Path(path)
-    if not path.exists() or path.stat().st_mtime < started:
-        return
     try:
         written = min(path.glob("*.parquet")) if path.is_dir() else path
-        theirs = read_parquet_metadata(written).get("spec")
-    except Exception:  # unreadable: not ours to judge, and not ours to replace
-        theirs = None
-    if theirs != spec:
+        return read_parquet_metadata(written).get("spec")
+    except Exception:  # missing, empty folder, not Parquet
+        return None
+
+
+def refuse_superseded(path: str | Path, spec: dict, started: float) -> None:
+    """Raise if ``path`` (a file, or a folder of Parquet files) was written after ``started``
+    (a wall-clock time) for another spec."""
+    path = Path(path)
+    if not path.exists() or path.stat().st_mtime < started:
+        return
+    if written_spec(path) != spec:  # unreadable: not ours to judge, and not ours to replace
         raise RuntimeError(
             f"{path}: written by another job for a different spec while this one ran; "
             "keeping it and discarding this result (an orphan of an earlier run?)"

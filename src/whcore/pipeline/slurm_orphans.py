@@ -1,0 +1,151 @@
+"""SLURM jobs that a killed Snakemake left behind in its working directory, settled by the next run
+so that no job's work is done twice.
+
+A Snakemake killed with SIGKILL cannot cancel its SLURM jobs: they wait or run on, and write
+their outputs with nobody watching. The next executing run in the folder holds the run lock (no
+other Snakemake is alive here) and, before it submits anything:
+
+- cancels the jobs still waiting: they have done no work, and this run submits them again;
+- waits for the jobs running, so that their work is kept rather than repeated; it planned its
+  jobs before their outputs existed, so it then restarts with the same command line
+  (``restart``) to plan from them;
+- records, in Snakemake's metadata, the outputs such jobs wrote (then, or earlier while no
+  Snakemake watched): Snakemake writes a job's record when it sees the job end, and an output
+  without one would never be replanned after a change of its spec. An output is recorded only
+  when the spec written into it is the one its job has now; one written for another spec is
+  named, with the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from .guards import written_spec
+
+__all__ = [
+    "SlurmQueryError",
+    "record_orphan_outputs",
+    "restart",
+    "settle_orphaned_jobs",
+    "slurm_available",
+]
+
+# States of a job that has not started its work; any other state may still write outputs.
+WAITING = {"PENDING", "REQUEUED", "CONFIGURING", "RESV_DEL_HOLD", "REQUEUE_HOLD"}
+
+
+class SlurmQueryError(RuntimeError):
+    """SLURM could not be asked which jobs wait or run."""
+
+
+def slurm_available() -> bool:
+    return bool(shutil.which("squeue") and shutil.which("scancel"))
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess:
+    # A controller that does not answer must not hold the run for ever.
+    return subprocess.run(args, capture_output=True, text=True, check=False, timeout=120)
+
+
+def queued_jobs(workdir: str | Path = ".") -> dict[str, str]:
+    """This user's queued or running SLURM jobs that Snakemake submitted (comment ``rule_...``)
+    from ``workdir``: job id -> state."""
+    listing = _run(["squeue", "--me", "--noheader", "--format=%i|%Z|%k|%T"])
+    if listing.returncode != 0:
+        raise SlurmQueryError(
+            f"squeue failed ({listing.stderr.strip()}): cannot tell whether a killed Snakemake "
+            "left SLURM jobs running here. Fix: rerun when `squeue --me` works"
+        )
+    here = Path(workdir).resolve()
+    jobs = {}
+    for line in listing.stdout.splitlines():
+        job, folder, comment, state = (line.split("|", 3) + ["", "", ""])[:4]
+        if comment.startswith("rule_") and Path(folder).resolve() == here:
+            jobs[job.strip()] = state.strip()
+    return jobs
+
+
+def settle_orphaned_jobs(
+    workdir: str | Path = ".",
+    poll_seconds: float = 10.0,
+    log: Callable[[str], None] = print,
+) -> tuple[list[str], list[str]]:
+    """Cancel this folder's waiting SLURM jobs and wait for its running ones to end; return the
+    ids of both. Call with the run lock held: jobs found then belong to a killed Snakemake."""
+    if not slurm_available():
+        return [], []
+    jobs = queued_jobs(workdir)
+    waiting = [job for job, state in jobs.items() if state in WAITING]
+    running = [job for job in jobs if job not in waiting]
+    left = list(running)
+    if waiting:
+        subprocess.run(["scancel", *waiting], check=True)
+        log(
+            f"Cancelled {len(waiting)} SLURM job(s) that a killed Snakemake left waiting here "
+            f"({' '.join(waiting)}): none had started, this run submits them again."
+        )
+    if running:
+        log(
+            f"Waiting for {len(running)} SLURM job(s) that a killed Snakemake left running here "
+            f"({' '.join(running)}), so that their work is kept (scancel them to stop "
+            "waiting: their outputs are then made again)."
+        )
+    while left:
+        time.sleep(poll_seconds)
+        still = queued_jobs(workdir)
+        left = [job for job in left if job in still]
+    return waiting, running
+
+
+def _job_spec(job) -> dict | None:
+    """The spec a rule passes its job (``params.spec``, JSON), if it has one."""
+    spec = getattr(job.params, "spec", None)
+    return json.loads(spec) if isinstance(spec, str) else None
+
+
+def record_orphan_outputs(workflow, log: Callable[[str], None] = print) -> list[str]:
+    """Record as finished the jobs of Snakemake's plan (``workflow``, in ``onstart``) that are
+    done, have no Snakemake record, and whose outputs hold the spec the job has now; return
+    their first outputs. Outputs written for another spec are named (they are kept: deleting
+    them is the fix)."""
+    dag, persistence = workflow.dag, workflow.persistence
+    recorded, other_spec = [], []
+    for job in dag.jobs:
+        if dag.needrun(job) or not job.output or persistence.has_metadata(job):
+            continue
+        spec = _job_spec(job)
+        written = [written_spec(path) for path in job.output]  # None: no spec in it
+        if spec is None or not all(map(os.path.exists, job.output)) or not any(written):
+            continue
+        if all(value in (None, spec) for value in written):
+            workflow.async_run(persistence.finished(job))
+            recorded.append(str(job.output[0]))
+        else:
+            other_spec.append(str(job.output[0]))
+    if recorded:
+        log(
+            f"Recorded {len(recorded)} output(s) that SLURM jobs of a killed Snakemake wrote "
+            f"(e.g. {recorded[0]}): they are kept, not made again."
+        )
+    if other_spec:
+        log(
+            f"warning: {len(other_spec)} output(s) without Snakemake's record were written for "
+            f"another spec than the configuration's now ({', '.join(other_spec)}). Fix: delete "
+            "them and rerun, to make them for this configuration."
+        )
+    return recorded
+
+
+def restart(workflow) -> None:
+    """Replace this Snakemake by a new one with the same command line, its lock released (the
+    run lock of ``guards.hold_run_lock`` is a descriptor that closes on exec)."""
+    workflow.persistence.unlock()
+    sys.stdout.flush(), sys.stderr.flush()
+    os.execv(sys.executable, sys.orig_argv)
