@@ -1,5 +1,7 @@
 """The SLURM profile on a real SLURM: a single-node cluster on this machine (localhost only) runs
-a tiny configuration of the workflow through profiles/slurm (tests/slurm/run_slurm_test.sh).
+a tiny configuration of the workflow through profiles/slurm (tests/slurm/run_slurm_test.sh)
+while a running job is cancelled and Snakemake is killed, reruns it to completion, and compares
+its tables with a local run's (tests/slurm/chaos.py).
 
 It installs packages with apt-get and starts daemons as root, so it runs only when asked:
 WHCORE_SLURM_TEST=1 (the SLURM stage of .ci/run sets it). Run it with ``-s`` to see the job ids
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -40,7 +41,7 @@ def _skip_reason() -> str | None:
 
 
 @pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason() or "")
-def test_workflow_runs_through_the_slurm_profile(tmp_path):
+def test_workflow_runs_through_the_slurm_profile_and_survives_chaos(tmp_path):
     env = dict(os.environ)
     # snakemake, whcore and the jobs' Python: this interpreter's environment.
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -53,31 +54,14 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
         timeout=1500,
         check=False,
     )
-    print(proc.stdout)  # job ids and states in the test's output (pytest -s, or on failure)
+    print(proc.stdout)  # the SLURM jobs, their states and times (pytest -s, or on failure)
     assert proc.returncode == 0, proc.stdout[-4000:]
-
-    submitted = re.findall(r"submitted with SLURM jobid (\d+)", proc.stdout)
-    rows = {
-        fields[0]: fields
-        for fields in (line.split() for line in proc.stdout.splitlines())
-        if fields and fields[0] in submitted
-    }
-    # JOBID STATE EXIT PARTITION GPUS TIMELIMIT MEM START END RULE [WILDCARDS]
-    stats = proc.stdout.split("Job stats:", 1)[1]
-    snakemake_jobs = int(re.search(r"^total\s+(\d+)$", stats, flags=re.MULTILINE)[1])
-    # Each Snakemake job is a SLURM job of its own: 7 of each.
-    assert snakemake_jobs == 7 and len(submitted) == 7 == len(rows), proc.stdout[-3000:]
-    assert {row[1] for row in rows.values()} == {"COMPLETED"}
-    training = [row for row in rows.values() if row[9] == "train_spectrum"]
-    assert len(training) == 4
-    for row in training:
-        # one GPU, the rule's own time limit, the memory the job's estimate asks for
-        assert row[4] == "gres:gpu:1" and row[5] == "02:00:00" and row[6] == "2000M", row
-    # ... and they run side by side: the first two each start before the other ends.
-    (start_a, end_a), (start_b, end_b) = sorted((row[7], row[8]) for row in training)[:2]
-    assert start_a < end_b and start_b < end_a, training
-    assert (tmp_path / "run" / "results" / "tiny" / "figures" / "fig2_sae_evolution.pdf").is_file()
-    _check_chaos_run(json.loads((tmp_path / "chaos.json").read_text()))
+    report = json.loads((tmp_path / "chaos.json").read_text())
+    _check_profile(report["jobs"], report["retried"])
+    _check_chaos_run(report)
+    assert (
+        tmp_path / "chaos" / "results" / "tiny" / "figures" / "fig2_sae_evolution.pdf"
+    ).is_file()
     # Everything it started is gone again.
     for daemon in ("slurmctld", "slurmd", "munged"):
         pid_file = {"munged": tmp_path / "cluster" / "munge" / "munged.pid"}.get(
@@ -85,6 +69,23 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path):
         )
         assert not pid_file.exists(), f"{daemon} was not stopped"
     assert not Path("/etc/slurm/slurm.conf").exists()
+
+
+def _check_profile(jobs: list[dict], retried: str) -> None:
+    """Each Snakemake job is a SLURM job of its own (7 of them, with retries and resubmissions
+    in the chaos run); a training job asks for one GPU, the rule's time limit and the memory of
+    its estimate, twice both on its second attempt; the training jobs run side by side."""
+    assert len({job["comment"] for job in jobs}) == 7
+    training = [job for job in jobs if job["comment"].startswith("rule_train_spectrum")]
+    assert {job["gpus"] for job in training} == {"gres:gpu:1"}
+    for job in training:
+        first_attempt = job["id"] != retried
+        expected = ("02:00:00", "2000M") if first_attempt else ("04:00:00", "4000M")
+        assert (job["time_limit"], job["memory"]) == expected, job
+    (start_a, end_a), (start_b, end_b) = sorted(
+        (job["start"], job["end"]) for job in training if job["state"] == "COMPLETED"
+    )[:2]
+    assert start_a < end_b and start_b < end_a, training
 
 
 def _check_chaos_run(report: dict) -> None:
@@ -101,13 +102,7 @@ def _check_chaos_run(report: dict) -> None:
     for line in ("Cancelled", "Waiting for", "Restarting", "Recorded"):
         assert line in rerun, (line, rerun[-4000:])
     jobs = report["jobs"]
-    for job in jobs:
-        print(job)
     assert sum(job["id"] == report["cancelled"] and job["state"] == "CANCELLED" for job in jobs)
-    # Snakemake's retry of the cancelled job (its second attempt) asks for twice the time limit
-    # and twice the memory.
-    retry = next(job for job in jobs if job["id"] == report["retried"])
-    assert retry["time_limit"] == "04:00:00" and retry["memory"] == "4000M", retry
     # Every Snakemake job completed once, and ran once more only where the test cancelled it
     # while it ran: no work done twice because Snakemake was killed.
     completed = Counter(job["comment"] for job in jobs if job["state"] == "COMPLETED")
@@ -116,6 +111,6 @@ def _check_chaos_run(report: dict) -> None:
     expected_runs.update(job["comment"] for job in jobs if job["id"] == report["cancelled"])
     assert set(completed.values()) == {1} and len(completed) == 7, completed
     assert ran == expected_runs, (ran, expected_runs)
-    # The same tables as the undisturbed run (timing columns aside), nothing half-written.
+    # The same tables as the undisturbed (local) run, timing columns aside; nothing half-written.
     assert report["tables_compared"] >= 10 and report["table_differences"] == []
     assert report["leftovers"] == []

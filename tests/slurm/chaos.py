@@ -71,6 +71,7 @@ def job_record(job: str) -> dict:
         "state": fields.get("JobState", ""),
         # A job cancelled while it waited never had a batch host.
         "ran": fields.get("BatchHost", "(null)") != "(null)",
+        "gpus": fields.get("TresPerJob", "-"),
         "time_limit": fields.get("TimeLimit", ""),
         "memory": fields.get("MinMemoryNode", ""),
         "start": fields.get("StartTime", ""),
@@ -154,6 +155,7 @@ def main(reference: Path, workdir: Path, report: Path, command: list[str]) -> in
 
     output = first_log.read_text() + rerun_log.read_text()
     ids = sorted(set(SUBMITTED.findall(output)) | {cancelled}, key=int)
+    jobs = [job_record(job) for job in ids]
     report.write_text(
         json.dumps(
             {
@@ -161,7 +163,7 @@ def main(reference: Path, workdir: Path, report: Path, command: list[str]) -> in
                 "held": held,
                 "retried": retried,
                 "at_kill": at_kill,
-                "jobs": [job_record(job) for job in ids],
+                "jobs": jobs,
                 "rerun_status": rerun_status,
                 "rerun_output": rerun_log.read_text()[-20000:],
                 "table_differences": table_differences(reference, workdir),
@@ -171,7 +173,18 @@ def main(reference: Path, workdir: Path, report: Path, command: list[str]) -> in
             indent=1,
         )
     )
-    return 0
+    print_jobs(jobs, {cancelled: "cancelled by the test", held: "held by the test"}, at_kill)
+    return 0 if rerun_status == 0 else 1
+
+
+def print_jobs(jobs: list[dict], notes: dict[str, str], at_kill: dict[str, str]) -> None:
+    columns = ("id", "state", "ran", "gpus", "time_limit", "memory", "start", "end", "comment")
+    print(" ".join(f"{c.upper():<10}" for c in columns), "NOTE")
+    for job in jobs:
+        note = notes.get(job["id"], "")
+        if job["id"] in at_kill:
+            note = f"{note}; {at_kill[job['id']]} at the kill".lstrip("; ")
+        print(" ".join(f"{str(job[c]):<10}" for c in columns), note)
 
 
 if __name__ == "__main__":

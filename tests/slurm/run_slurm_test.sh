@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Run a tiny configuration of the workflow on a real single-node SLURM cluster through
-# profiles/slurm (snakemake-executor-plugin-slurm), then show every SLURM job id of the run and
-# its final state; exit nonzero unless all of them COMPLETED and the target exists.
+# profiles/slurm (snakemake-executor-plugin-slurm) while a running job is cancelled and
+# Snakemake is killed (tests/slurm/chaos.py), rerun it to completion, and compare its tables
+# with those of the same configuration run locally; print every SLURM job of the run with its
+# final state, resources and times. Exit nonzero if a run fails.
 #
 #   sudo tests/slurm/run_slurm_test.sh [WORKDIR]      (tests/test_slurm.py and .ci/run call it)
 #
@@ -9,6 +11,7 @@
 # Installs what is missing, starts munged, slurmctld and slurmd on 127.0.0.1 with state in
 # WORKDIR/cluster (tests/slurm/cluster.sh), and stops all three on exit, whatever happens.
 # The Python environment is the one on PATH (it needs whcore and snakemake with the plugin).
+# tests/test_slurm.py asserts on WORKDIR/chaos.json.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
@@ -18,14 +21,6 @@ WORK=$(cd "$WORK" && pwd)
 STATE=$WORK/cluster
 TARGET=fig2_sae_evolution
 start=$SECONDS
-
-"$HERE/cluster.sh" install
-trap '"$HERE/cluster.sh" stop "$STATE"' EXIT
-if ! "$HERE/cluster.sh" start "$STATE"; then
-  tail -n 30 "$STATE"/*.log "$STATE"/munge/*.log >&2 || true
-  exit 1
-fi
-export SLURM_CONF=$STATE/slurm.conf
 
 # The tiny CI configuration (tests/workflow/tiny.yaml), cut to the spectrum experiment with one
 # target draw and one train size: 7 Snakemake jobs (g*, 4 training jobs, aggregation, one
@@ -45,54 +40,37 @@ spectrum["methods"] = {
 yaml.safe_dump(config, sys.stdout, sort_keys=False)
 EOF
 
+# The undisturbed run the chaos run's tables are compared with: the same configuration, local.
+echo "== local reference run =="
+snakemake -s "$REPO/Snakefile" -d "$WORK/reference" --configfile "$WORK/config.yaml" \
+  --cores 2 "$TARGET" >"$WORK/reference.log" 2>&1 || {
+  tail -n 40 "$WORK/reference.log" >&2
+  exit 1
+}
+echo "local reference run done in $((SECONDS - start)) s"
+
+"$HERE/cluster.sh" install
+trap '"$HERE/cluster.sh" stop "$STATE"' EXIT
+if ! "$HERE/cluster.sh" start "$STATE"; then
+  tail -n 30 "$STATE"/*.log "$STATE"/munge/*.log >&2 || true
+  exit 1
+fi
+export SLURM_CONF=$STATE/slurm.conf
+
 # The real profile, unchanged; only what this test cluster lacks is given on the command line:
 # no accounting (squeue instead of sacct, no account), a fast first status check.
 export WHCORE_SLURM_PARTITION=debug
-snakemake_in() {  # the command line of a run in folder $1
-  echo snakemake -s "$REPO/Snakefile" -d "$1" --configfile "$WORK/config.yaml" \
-    --workflow-profile "$REPO/profiles/slurm" \
-    --slurm-status-command squeue --slurm-no-account --slurm-init-seconds-before-status-checks 2 \
-    "$TARGET"
-}
-mkdir -p "$WORK/run" "$WORK/chaos"
-cd "$WORK/run"
-set +e
-$(snakemake_in "$WORK/run") 2>&1 | tee "$WORK/snakemake.log"
-rc=${PIPESTATUS[0]}
-set -e
-
+mkdir -p "$WORK/chaos"
+cd "$WORK/chaos"
 echo
-echo "== SLURM jobs of the workflow (scontrol show job) =="
-ids=$(grep -oP 'submitted with SLURM jobid \K[0-9]+' "$WORK/snakemake.log" || true)
-failed=0 count=0
-printf '%-8s %-12s %-10s %-9s %-16s %-10s %-8s %-19s %-19s %s\n' JOBID STATE EXIT PARTITION GPUS \
-  TIMELIMIT MEM START END RULE
-for id in $ids; do
-  info=$(scontrol show job -o "$id")
-  field() { grep -oP "(^| )$1=\K[^ ]*" <<<"$info" | head -n 1; }
-  state=$(field JobState)
-  rule=$(field Comment | sed -E 's/^rule_//; s/_wildcards_/ /')
-  printf '%-8s %-12s %-10s %-9s %-16s %-10s %-8s %-19s %-19s %s\n' "$id" "$state" \
-    "$(field ExitCode)" "$(field Partition)" "$(field TresPerJob || echo -)" "$(field TimeLimit)" \
-    "$(field MinMemoryNode)" "$(field StartTime)" "$(field EndTime)" "$rule"
-  count=$((count + 1))
-  [[ $state == COMPLETED ]] || failed=$((failed + 1))
-done
-echo "snakemake exit status $rc; $count SLURM jobs, $failed not COMPLETED; $((SECONDS - start)) s in all"
+echo "== chaos run on SLURM =="
+chaos_start=$SECONDS
+python "$HERE/chaos.py" "$WORK/reference" "$WORK/chaos" "$WORK/chaos.json" -- \
+  snakemake -s "$REPO/Snakefile" -d "$WORK/chaos" --configfile "$WORK/config.yaml" \
+  --workflow-profile "$REPO/profiles/slurm" \
+  --slurm-status-command squeue --slurm-no-account --slurm-init-seconds-before-status-checks 2 \
+  "$TARGET"
+echo "chaos run finished in $((SECONDS - chaos_start)) s, $((SECONDS - start)) s in all"
 echo "== slurmctld log: allocations and completions =="
 grep -E '_job_complete|sched: Allocate' "$STATE/slurmctld.log" | tail -n 20 || true
-
-if ((rc != 0 || count == 0 || failed != 0)); then
-  echo "SLURM test FAILED (rule logs under $WORK/run/logs, SLURM logs under $WORK/run/logs/slurm)" >&2
-  exit 1
-fi
-test -s "$WORK/run/results/tiny/figures/$TARGET.pdf"
-echo "SLURM test passed: $TARGET built by $count SLURM jobs, all COMPLETED"
-
-# The same configuration again, disturbed: a running job cancelled, Snakemake killed, the same
-# command rerun (tests/slurm/chaos.py); tests/test_slurm.py reads its report.
-echo
-echo "== chaos run =="
-chaos_start=$SECONDS
-python "$HERE/chaos.py" "$WORK/run" "$WORK/chaos" "$WORK/chaos.json" -- $(snakemake_in "$WORK/chaos")
-echo "chaos run finished in $((SECONDS - chaos_start)) s; report $WORK/chaos.json"
+test -s "$WORK/chaos/results/tiny/figures/$TARGET.pdf"
