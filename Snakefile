@@ -41,18 +41,7 @@ onstart:
     hold_run_lock()
     # SLURM jobs of a killed Snakemake: never run twice (whcore.pipeline.slurm_orphans).
     if getattr(workflow.executor_plugin, "cli_prefix", "") == "slurm":
-
-        def say(line):
-            print(line, file=sys.stderr)
-
-        try:
-            _, waited = slurm_orphans.settle_orphaned_jobs(log=say)
-        except slurm_orphans.SlurmQueryError as err:
-            sys.exit(f"Error: {err}")
-        if waited:
-            say("Restarting, to plan from what they made.")
-            slurm_orphans.restart(workflow)
-        slurm_orphans.record_orphan_outputs(workflow, log=say)
+        settle_slurm_orphans()
     try:  # one line, no traceback
         claim_run(LAYOUT.root, config, config_source())
     except RunConflictError as err:

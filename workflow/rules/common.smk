@@ -65,9 +65,28 @@ DATASETS = "|".join(REGISTRY)
 GPU = 1 if config["device"] == "cuda" else 0
 
 
+def settle_slurm_orphans():
+    """Before a SLURM run submits anything: cancel the jobs a killed Snakemake left waiting, wait
+    for those it left running and restart to plan from their outputs, record the outputs they
+    wrote (whcore.pipeline.slurm_orphans; one line on stderr for each)."""
+
+    def say(line):
+        print(line, file=sys.stderr)
+
+    try:
+        _, waited = slurm_orphans.settle_orphaned_jobs(log=say)
+    except slurm_orphans.SlurmQueryError as err:
+        sys.exit(f"Error: {err}")
+    if waited:
+        say("Restarting, to plan from what they made.")
+        slurm_orphans.restart(workflow)
+    slurm_orphans.record_orphan_outputs(workflow, log=say)
+
+
 def minutes_per_attempt(minutes):
     """A runtime request (SLURM's time limit) that grows with each retry: a job stopped at its
-    time limit asks for twice the time on its second attempt, three times on its third."""
+    time limit asks for twice the time on its second attempt, three times on its third.
+    """
     return lambda wildcards, attempt: minutes * attempt
 
 
