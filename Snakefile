@@ -39,9 +39,9 @@ onstart:
             "Error: --cores 0 leaves no core to run a job on. Fix: --cores N or all"
         )
     hold_run_lock()
-    # SLURM jobs of a killed Snakemake: never run twice (whcore.pipeline.slurm_orphans).
+    # SLURM jobs of a killed Snakemake: never run twice (whcore.pipeline.slurm).
     if getattr(workflow.executor_plugin, "cli_prefix", "") == "slurm":
-        settle_slurm_orphans()
+        settle_slurm()
     try:  # one line, no traceback
         claim_run(LAYOUT.root, config, config_source())
     except RunConflictError as err:

@@ -20,7 +20,7 @@ from whcore.pipeline.environment import (
     check_environment,
     job_environment,
 )
-from whcore.pipeline import slurm_orphans
+from whcore.pipeline import slurm
 from whcore.pipeline.guards import hold_run_lock
 from whcore.pipeline.runrecord import RunConflictError, claim_run, run_conflict
 
@@ -65,22 +65,22 @@ DATASETS = "|".join(REGISTRY)
 GPU = 1 if config["device"] == "cuda" else 0
 
 
-def settle_slurm_orphans():
+def settle_slurm():
     """Before a SLURM run submits anything: cancel the jobs a killed Snakemake left waiting, wait
     for those it left running and restart to plan from their outputs, record the outputs they
-    wrote (whcore.pipeline.slurm_orphans; one line on stderr for each)."""
+    wrote (whcore.pipeline.slurm; one line on stderr for each)."""
 
     def say(line):
         print(line, file=sys.stderr)
 
     try:
-        _, waited = slurm_orphans.settle_orphaned_jobs(log=say)
-    except slurm_orphans.SlurmQueryError as err:
+        _, waited = slurm.settle_orphaned_jobs(log=say)
+    except slurm.SlurmQueryError as err:
         sys.exit(f"Error: {err}")
     if waited:
         say("Restarting, to plan from what they made.")
-        slurm_orphans.restart(workflow)
-    slurm_orphans.record_orphan_outputs(workflow, log=say)
+        slurm.restart(workflow)
+    slurm.record_orphan_outputs(workflow, log=say)
 
 
 def minutes_per_attempt(minutes):

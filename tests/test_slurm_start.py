@@ -1,6 +1,7 @@
-"""SLURM jobs a killed Snakemake left behind (whcore.pipeline.slurm_orphans), with stand-in
-`squeue`, `scancel`, `scontrol` and `sacct` on PATH and a stand-in of Snakemake's workflow. The
-real cluster case is the chaos run of tests/test_slurm.py."""
+"""What a SLURM run does before it submits anything (whcore.pipeline.slurm): settle the jobs a
+killed Snakemake left behind, refuse a job no node can hold. With stand-in `squeue`, `scancel`
+and `sinfo` on PATH and a stand-in of Snakemake's workflow; the real cluster case is the chaos
+run of tests/test_slurm.py."""
 
 from __future__ import annotations
 
@@ -14,47 +15,33 @@ import pandas as pd
 import pytest
 
 from whcore.core.io import write_parquet
-from whcore.pipeline import slurm_orphans
-
-
-def _fake_slurm(tmp_path: Path, listings: list[str], shown: dict[str, str], sacct=None) -> Path:
-    """`squeue` printing ``listings`` one per call (the last one again after that), `scancel`
-    recording its arguments, `scontrol show job -o ID` printing ``shown[ID]`` (unknown ids: an
-    error, as for a job the controller forgot), `sacct` printing ``sacct`` when given."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for i, listing in enumerate(listings):
-        (tmp_path / f"listing{i}").write_text(listing)
-    calls = tmp_path / "squeue_calls"
-    last = len(listings) - 1
-    (bin_dir / "squeue").write_text(
-        f"#!/bin/sh\necho x >> {calls}\nn=$(($(wc -l < {calls}) - 1))\n[ $n -gt {last} ] && n={last}\n"
-        f"cat {tmp_path}/listing$n\n"
-    )
-    (bin_dir / "scancel").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "cancelled"}\n')
-    cases = "".join(f'  {job}) echo "{line}" ;;\n' for job, line in shown.items())
-    (bin_dir / "scontrol").write_text(
-        f'#!/bin/sh\ncase "$4" in\n{cases}  *) echo "Invalid job id" >&2; exit 1 ;;\nesac\n'
-    )
-    tools = ["squeue", "scancel", "scontrol"]
-    if sacct is not None:
-        (bin_dir / "sacct").write_text(f"#!/bin/sh\necho '{sacct}'\n")
-        tools.append("sacct")
-    for tool in tools:
-        (bin_dir / tool).chmod(0o755)
-    return bin_dir
+from whcore.pipeline import slurm
 
 
 @pytest.fixture
-def slurm(tmp_path, monkeypatch):
-    def install(listings, shown=None, sacct=None):
-        bin_dir = _fake_slurm(tmp_path, listings, shown or {}, sacct)
+def fake_slurm(tmp_path, monkeypatch):
+    """Installs `squeue`, printing the given listings one per call (the last one again after
+    that), and `scancel`, recording its arguments, first on PATH."""
+
+    def install(listings: list[str]) -> None:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        for i, listing in enumerate(listings):
+            (tmp_path / f"listing{i}").write_text(listing)
+        calls, last = tmp_path / "squeue_calls", len(listings) - 1
+        (bin_dir / "squeue").write_text(
+            f"#!/bin/sh\necho x >> {calls}\nn=$(($(wc -l < {calls}) - 1))\n"
+            f"[ $n -gt {last} ] && n={last}\ncat {tmp_path}/listing$n\n"
+        )
+        (bin_dir / "scancel").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path / "cancelled"}\n')
+        for tool in ("squeue", "scancel"):
+            (bin_dir / tool).chmod(0o755)
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin")
 
     return install
 
 
-def test_only_snakemakes_jobs_from_this_folder_are_settled(tmp_path, slurm):
+def test_only_snakemakes_jobs_from_this_folder_are_settled(tmp_path, fake_slurm):
     here, elsewhere = tmp_path / "run", tmp_path / "other"
     here.mkdir(), elsewhere.mkdir()
     listing = (
@@ -63,36 +50,36 @@ def test_only_snakemakes_jobs_from_this_folder_are_settled(tmp_path, slurm):
         f"103|{elsewhere}|rule_train_wildcards_experiment=real|PENDING\n"  # another run's
         f"104|{here}|my own interactive job|RUNNING\n"  # not Snakemake's
     )
-    slurm([listing])
+    fake_slurm([listing])
     lines = []
-    assert slurm_orphans.settle_orphaned_jobs(here, log=lines.append) == (["101", "102"], [])
+    assert slurm.settle_orphaned_jobs(here, log=lines.append) == (["101", "102"], [])
     assert (tmp_path / "cancelled").read_text() == "101 102\n"
     assert len(lines) == 1 and "Cancelled 2 SLURM job(s)" in lines[0] and "101 102" in lines[0]
 
 
-def test_running_jobs_are_waited_for_never_cancelled(tmp_path, slurm):
+def test_running_jobs_are_waited_for_never_cancelled(tmp_path, fake_slurm):
     here = tmp_path / "run"
     here.mkdir()
     running = f"201|{here}|rule_train_spectrum_wildcards_a|RUNNING\n"
     waiting = f"202|{here}|rule_train_spectrum_wildcards_b|PENDING\n"
     # The first listing has both; the next two still show 201 running, then it is gone.
-    slurm([running + waiting, running, running, ""])
+    fake_slurm([running + waiting, running, running, ""])
     lines = []
-    settled = slurm_orphans.settle_orphaned_jobs(here, poll_seconds=0.01, log=lines.append)
+    settled = slurm.settle_orphaned_jobs(here, poll_seconds=0.01, log=lines.append)
     assert settled == (["202"], ["201"])
     assert (tmp_path / "cancelled").read_text() == "202\n"  # never 201
     assert "Waiting for 1 SLURM job(s)" in lines[1] and "(201)" in lines[1]
     assert len((tmp_path / "squeue_calls").read_text().splitlines()) == 4  # polled until gone
 
 
-def test_no_orphan_means_no_scancel_and_no_slurm_means_nothing(tmp_path, slurm, monkeypatch):
+def test_no_orphan_means_no_scancel_and_no_slurm_means_nothing(tmp_path, fake_slurm, monkeypatch):
     here = tmp_path / "run"
     here.mkdir()
-    slurm([""])
-    assert slurm_orphans.settle_orphaned_jobs(here) == ([], [])
+    fake_slurm([""])
+    assert slurm.settle_orphaned_jobs(here) == ([], [])
     assert not (tmp_path / "cancelled").exists()
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
-    assert slurm_orphans.settle_orphaned_jobs(here) == ([], [])
+    assert slurm.settle_orphaned_jobs(here) == ([], [])
 
 
 def test_a_failing_squeue_stops_the_run_with_the_fix(tmp_path, monkeypatch):
@@ -102,8 +89,8 @@ def test_a_failing_squeue_stops_the_run_with_the_fix(tmp_path, monkeypatch):
         (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / tool).chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
-    with pytest.raises(slurm_orphans.SlurmQueryError, match="cannot connect.*Fix: rerun when"):
-        slurm_orphans.settle_orphaned_jobs(tmp_path)
+    with pytest.raises(slurm.SlurmQueryError, match="cannot connect.*Fix: rerun when"):
+        slurm.settle_orphaned_jobs(tmp_path)
 
 
 class _Workflow:
@@ -155,7 +142,7 @@ def test_outputs_of_a_killed_snakemakes_jobs_are_recorded_when_their_spec_is_tod
         _job("no spec passed", [_records(tmp_path / "g", spec)], None),
     ]
     workflow, lines = _Workflow(jobs), []
-    assert slurm_orphans.record_orphan_outputs(workflow, log=lines.append) == [
+    assert slurm.record_orphan_outputs(workflow, log=lines.append) == [
         str(tmp_path / "a"),
         str(tmp_path / "b"),
     ]
@@ -174,5 +161,49 @@ def test_nothing_to_record_says_nothing(tmp_path):
         _Workflow([_job("done", [_records(tmp_path / "a", spec)], spec, recorded=True)]),
         [],
     )
-    assert slurm_orphans.record_orphan_outputs(workflow, log=lines.append) == []
+    assert slurm.record_orphan_outputs(workflow, log=lines.append) == []
     assert lines == [] and workflow.finished == []
+
+
+def _fake_sinfo(tmp_path: Path, monkeypatch, nodes: dict[str, list[int]]) -> None:
+    """`sinfo --noheader --Node --format=%m [--partition=P]`: the memory of each node of P (all
+    partitions' nodes without one)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    everything = [mb for sizes in nodes.values() for mb in sizes]
+    cases = "".join(
+        f"  --partition={name}) printf '%s\\n' {' '.join(map(str, sizes))} ;;\n"
+        for name, sizes in nodes.items()
+    )
+    (bin_dir / "sinfo").write_text(
+        f"#!/bin/sh\ncase \"$4\" in\n{cases}  '') printf '%s\\n' "
+        f"{' '.join(map(str, everything))} ;;\n  *) echo 'invalid partition' >&2; exit 1 ;;\nesac\n"
+    )
+    (bin_dir / "sinfo").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_a_job_no_node_can_hold_is_refused_naming_its_key(tmp_path, monkeypatch):
+    _fake_sinfo(tmp_path, monkeypatch, {"gpu": [64000, 128000], "small": [16000]})
+    assert slurm.largest_node_mb("gpu") == 128000 and slurm.largest_node_mb() == 128000
+    requests = {
+        "results/paper/runs/synthetic/n100/ens/m7/c1": (200_000, "synthetic.methods.ens"),
+        "results/paper/runs/synthetic/n100/ens/m5/c1": (150_000, "synthetic.methods.ens"),
+        "results/paper/runs/spectrum/standard": (2000, "spectrum.methods.standard"),
+    }
+    with pytest.raises(slurm.NodeFitError) as refused:
+        slurm.check_nodes_fit(requests, "gpu")
+    message = str(refused.value)
+    assert message.startswith("config key synthetic.methods.ens: the training job of ")
+    assert "ens/m7/c1 asks SLURM for 200,000 MiB" in message  # the largest request is named
+    assert "partition gpu has (128,000 MiB" in message and "2 job(s) in all" in message
+    assert "Fix: a smaller setting of that key, or a partition with larger nodes" in message
+
+
+def test_jobs_that_fit_pass_and_an_unknown_cluster_is_not_judged(tmp_path, monkeypatch):
+    _fake_sinfo(tmp_path, monkeypatch, {"gpu": [64000]})
+    slurm.check_nodes_fit({"a": (64000, "spectrum.methods.fullwh")}, "gpu")  # exactly fits
+    # a partition sinfo does not know, or no sinfo at all: SLURM will say it, not us
+    slurm.check_nodes_fit({"a": (10**9, "spectrum.methods.fullwh")}, "nowhere")
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    slurm.check_nodes_fit({"a": (10**9, "spectrum.methods.fullwh")}, "gpu")

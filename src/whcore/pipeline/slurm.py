@@ -1,5 +1,10 @@
-"""SLURM jobs that a killed Snakemake left behind in its working directory, settled by the next run
-so that no job's work is done twice.
+"""What a run on SLURM does before it submits anything: refuse a job that no node can hold, and
+settle the SLURM jobs that a killed Snakemake left behind, so that no job's work is done twice.
+
+A training job asks SLURM for the memory its estimate gives (``whcore.core.footprint``); one that
+asks for more than the largest node of the partition has would wait or be rejected for ever,
+every retry: ``check_nodes_fit`` refuses the run at start, naming the job, its config key and
+the fix.
 
 A Snakemake killed with SIGKILL cannot cancel its SLURM jobs: they wait or run on, and write
 their outputs with nobody watching. The next executing run in the folder holds the run lock (no
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +36,10 @@ from pathlib import Path
 from .guards import written_spec
 
 __all__ = [
+    "NodeFitError",
     "SlurmQueryError",
+    "check_nodes_fit",
+    "largest_node_mb",
     "record_orphan_outputs",
     "restart",
     "settle_orphaned_jobs",
@@ -70,6 +79,37 @@ def queued_jobs(workdir: str | Path = ".") -> dict[str, str]:
         if comment.startswith("rule_") and Path(folder).resolve() == here:
             jobs[job.strip()] = state.strip()
     return jobs
+
+
+class NodeFitError(RuntimeError):
+    """A job asks for more than any node of the partition has."""
+
+
+def largest_node_mb(partition: str = "") -> int | None:
+    """The memory (MiB) of the largest node of ``partition`` (all partitions when empty), as
+    ``sinfo`` reports it; ``None`` when it cannot tell."""
+    args = ["sinfo", "--noheader", "--Node", "--format=%m"]
+    listing = _run([*args, f"--partition={partition}"] if partition else args)
+    sizes = [int(m) for m in re.findall(r"\d+", listing.stdout)] if listing.returncode == 0 else []
+    return max(sizes, default=None)
+
+
+def check_nodes_fit(requests: dict[str, tuple[int, str]], partition: str = "") -> None:
+    """Raise ``NodeFitError`` for the largest request (output path -> (MiB, config key)) that
+    no node of ``partition`` can hold."""
+    largest = largest_node_mb(partition) if shutil.which("sinfo") else None
+    if largest is None or not requests:
+        return
+    path, (mem_mb, key) = max(requests.items(), key=lambda item: item[1][0])
+    if mem_mb > largest:
+        too_big = sum(1 for need, _ in requests.values() if need > largest)
+        where = f"partition {partition}" if partition else "this cluster"
+        raise NodeFitError(
+            f"config key {key}: the training job of {path} asks SLURM for {mem_mb:,} MiB (its "
+            f"memory estimate), more than the largest node of {where} has ({largest:,} MiB, "
+            f"sinfo); {too_big} job(s) in all could never start. Fix: a smaller setting of that "
+            "key, or a partition with larger nodes (WHCORE_SLURM_PARTITION)"
+        )
 
 
 def settle_orphaned_jobs(
