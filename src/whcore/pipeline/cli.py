@@ -90,7 +90,7 @@ def _cmd_bundle(args) -> None:
 
 
 def _cmd_render(args) -> None:
-    from .bundle import render
+    from .crate_render import render
 
     out = args.out or "rendered"
     written = render(args.crate, out, log=lambda msg: None)
