@@ -181,3 +181,31 @@ def test_render_writes_the_claims_tex_macros(tiny_run, alone):
 def test_bundle_names_what_is_missing(tmp_path):
     with pytest.raises(ValueError, match="configuration.json: no such file"):
         bundle(tmp_path / "results" / "nothing")
+
+
+def _recorded_run(work: Path, source: str, **settings) -> Path:
+    """results/tiny under ``work`` with only the record a run of the tiny configuration plus
+    ``settings``, made from ``source``, leaves."""
+    from whcore.pipeline.runrecord import RECORD, config_digest
+
+    config = load_contract(str(TINY), str(SCHEMA_PATH)).config
+    record = {"digest": config_digest({**config, **settings}), "source": source, "run_name": "tiny"}
+    run = work / RUN
+    run.mkdir(parents=True)
+    (run / RECORD).write_text(json.dumps(record))
+    return run
+
+
+def test_bundle_refuses_a_run_whose_results_came_from_config_settings(tmp_path):
+    """A crate holds a configuration file: --config settings that changed the results have
+    none; those that change no result (the device) leave the file the run's own."""
+    changed = _recorded_run(tmp_path / "a", f"{TINY} and --config", entacmaea_energy={"top": 5})
+    with pytest.raises(ValueError, match="with --config settings that change its results"):
+        bundle(changed)
+    runtime = _recorded_run(tmp_path / "b", f"{TINY} and --config", device="cuda")
+    with pytest.raises(ValueError, match="the run is not finished"):
+        bundle(runtime)
+    merged = _recorded_run(tmp_path / "c", f"{TINY}, {TINY}")
+    with pytest.raises(ValueError, match="several configuration files"):
+        bundle(merged)
+    assert not list(tmp_path.rglob("*.crate.zip"))

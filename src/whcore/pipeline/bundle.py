@@ -26,7 +26,7 @@ from .crate_actions import add_jobs, add_run, snakemake_times
 from .crate_checks import PROFILE, VERSION, check_crate, validate_crate
 from .layout import Layout
 from .provenance import git_commit
-from .runrecord import RECORD, config_digest
+from .runrecord import RECORD, config_digest, source_files
 from .schema import SCHEMA_PATH
 
 __all__ = [
@@ -70,25 +70,52 @@ def _load(root: Path, configfile: str | None, schema: str):
             "Snakemake made)"
         )
     record = json.loads(record_path.read_text())
-    source = configfile or record["source"]
-    workdir = root.parent.parent
-    path = Path(source) if Path(source).is_absolute() else workdir / source
-    if not path.is_file():
-        raise ValueError(
-            f"{record_path}: the run's configuration {source} is not there; pass it with "
-            "--configfile"
-        )
+    path = _config_path(record, record_path, configfile)
     contract = load_contract(str(path), schema)
     if contract.layout.root != f"{Layout.RESULTS}/{root.name}":
         raise ValueError(
             f"{path}: run_name {contract.config['run_name']!r} is not the run {root.name!r}"
         )
     if config_digest(contract.config) != record["digest"]:
-        raise ValueError(
-            f"{path}: not the configuration that made {root} (its digest differs from "
-            f"{record_path}'s); pass the run's own with --configfile"
-        )
+        raise ValueError(_not_its_configuration(path, record, record_path))
     return contract, path
+
+
+def _config_path(record: dict, record_path: Path, configfile: str | None) -> Path:
+    """``configfile``, else the one configuration file the run records (a crate holds one)."""
+    files, _ = source_files(record["source"])
+    if configfile is None and len(files) > 1:
+        raise ValueError(
+            f"{record_path}: the run was made from several configuration files "
+            f"({', '.join(files)}) and a crate holds one; merge them into one file and pass it "
+            "with --configfile"
+        )
+    source = configfile or files[0]
+    path = Path(source) if Path(source).is_absolute() else record_path.parents[2] / source
+    if not path.is_file():
+        raise ValueError(
+            f"{record_path}: the run's configuration {source} is not there; pass it with "
+            "--configfile"
+        )
+    return path
+
+
+def _not_its_configuration(path: Path, record: dict, record_path: Path) -> str:
+    """Why the configuration file ``path`` is not the run's: the run's own settings differ, or
+    --config settings changed its results, which no configuration file records."""
+    run = record_path.parent
+    files, overrides = source_files(record["source"])
+    if overrides:
+        return (
+            f"{record_path}: {run} was made from {', '.join(files)} with --config settings that "
+            f"change its results ({path} gives another digest), and a crate holds a "
+            "configuration file; write those settings into a copy of the file and pass it with "
+            "--configfile"
+        )
+    return (
+        f"{path}: not the configuration that made {run} (its digest differs from "
+        f"{record_path}'s); pass the run's own with --configfile"
+    )
 
 
 def _installed() -> str:
