@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TINY, run_snakemake
+from test_macros import check_macros, parse_macros
 
 from whcore.pipeline.bundle import JOBS, PROFILE, bundle, check_crate, validate_crate
 from whcore.pipeline.contract import load_contract
@@ -136,12 +137,11 @@ def test_a_crate_naming_an_output_missing_from_the_zip_fails(crate, tmp_path):
     assert any("claims.json" in p for p in check_crate(lost))
 
 
-def test_render_rebuilds_the_figures_and_claims_from_the_crate_alone(tiny_run, crate, tmp_path):
-    """In a folder holding only the crate, with no data mirror and no Snakemake loaded."""
-    from matplotlib.image import imread
-
-    alone = tmp_path / "alone"
-    alone.mkdir()
+@pytest.fixture(scope="module")
+def alone(crate, tmp_path_factory) -> Path:
+    """A folder holding only the crate, where `whcore render --tex` ran with no data mirror and
+    no Snakemake loaded: the crate, out/ and claims.tex."""
+    alone = tmp_path_factory.mktemp("alone")
     shutil.copy(crate, alone / crate.name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("WHCORE_")}
     code = (
@@ -149,12 +149,18 @@ def test_render_rebuilds_the_figures_and_claims_from_the_crate_alone(tiny_run, c
         "assert 'snakemake' not in sys.modules; sys.exit(rc)"
     )
     subprocess.run(
-        [sys.executable, "-c", code, "render", crate.name, "--out", "out"],
+        [sys.executable, "-c", code, "render", crate.name, "--out", "out", "--tex", "claims.tex"],
         cwd=alone,
         env=env,
         check=True,
         capture_output=True,
     )
+    return alone
+
+
+def test_render_rebuilds_the_figures_and_claims_from_the_crate_alone(tiny_run, crate, alone):
+    from matplotlib.image import imread
+
     out, run = alone / "out", tiny_run / RUN
     assert (out / "claims.json").read_text() == (run / "claims.json").read_text()
     assert (out / "claims.md").read_text() == (run / "claims.md").read_text()
@@ -163,9 +169,43 @@ def test_render_rebuilds_the_figures_and_claims_from_the_crate_alone(tiny_run, c
     assert drawn == sorted(p.name for p in (run / "figures").iterdir())
     for png in (run / "figures").glob("*.png"):
         assert (imread(out / "figures" / png.name) == imread(png)).all(), png.name
-    assert sorted(p.name for p in alone.iterdir()) == sorted([crate.name, "out"])
+    assert sorted(p.name for p in alone.iterdir()) == sorted([crate.name, "out", "claims.tex"])
+
+
+def test_render_writes_the_claims_tex_macros(tiny_run, alone):
+    claims = json.loads((tiny_run / RUN / "claims.json").read_text())
+    check_macros(claims, parse_macros((alone / "claims.tex").read_text()))
+    assert {c["verdict"] for c in claims} > {"not evaluated"}  # the tiny run tests some claims
 
 
 def test_bundle_names_what_is_missing(tmp_path):
     with pytest.raises(ValueError, match="configuration.json: no such file"):
         bundle(tmp_path / "results" / "nothing")
+
+
+def _recorded_run(work: Path, source: str, **settings) -> Path:
+    """results/tiny under ``work`` with only the record a run of the tiny configuration plus
+    ``settings``, made from ``source``, leaves."""
+    from whcore.pipeline.runrecord import RECORD, config_digest
+
+    config = load_contract(str(TINY), str(SCHEMA_PATH)).config
+    record = {"digest": config_digest({**config, **settings}), "source": source, "run_name": "tiny"}
+    run = work / RUN
+    run.mkdir(parents=True)
+    (run / RECORD).write_text(json.dumps(record))
+    return run
+
+
+def test_bundle_refuses_a_run_whose_results_came_from_config_settings(tmp_path):
+    """A crate holds a configuration file: --config settings that changed the results have
+    none; those that change no result (the device) leave the file the run's own."""
+    changed = _recorded_run(tmp_path / "a", f"{TINY} and --config", entacmaea_energy={"top": 5})
+    with pytest.raises(ValueError, match="with --config settings that change its results"):
+        bundle(changed)
+    runtime = _recorded_run(tmp_path / "b", f"{TINY} and --config", device="cuda")
+    with pytest.raises(ValueError, match="the run is not finished"):
+        bundle(runtime)
+    merged = _recorded_run(tmp_path / "c", f"{TINY}, {TINY}")
+    with pytest.raises(ValueError, match="several configuration files"):
+        bundle(merged)
+    assert not list(tmp_path.rglob("*.crate.zip"))

@@ -344,12 +344,13 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     contract = load_contract(str(second), str(SCHEMA_PATH))
     read = [p for paths in contract.aggregate_inputs("spectrum").values() for p in paths]
     assert read and not any("fullwh" in p for p in read)
-    crate = work / "results/tiny/tiny.crate.zip"  # the run's own (`whcore bundle`)
-    crate.write_bytes(b"the run's crate")
+    own = ["tiny.crate.zip", "report.html", "report.zip"]  # `whcore bundle`, `snakemake --report`
+    for name in own:
+        (work / "results/tiny" / name).write_bytes(b"the run's own")
     capsys.readouterr()
     assert whcore(["spec", str(second), "--stale"]) == 0
     assert capsys.readouterr().out.split() == [str(stale.relative_to(work))]
     assert whcore(["spec", str(second), "--stale", "--remove"]) == 0
     assert not stale.exists() and not (work / "results/tiny/runs/spectrum/draw0/fullwh").exists()
     assert (work / target).exists() and (work / "results/tiny/configuration.json").exists()
-    assert crate.exists()
+    assert all((work / "results/tiny" / name).exists() for name in own)

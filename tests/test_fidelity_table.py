@@ -9,8 +9,11 @@ import re
 
 from conftest import REPO
 
+from whcore.pipeline.claims.macros import write_macros
+
 FIDELITY = REPO / "docs" / "fidelity.md"
 CLAIMS = REPO / "docs" / "faithful" / "claims.json"
+MACROS = REPO / "docs" / "faithful" / "claims.tex"
 SECTION = "### Its claims (this design: independent units, the calibrated engine)"
 
 # Each row of the table (by the start of its first cell) -> the claims it states, in the order
@@ -130,3 +133,10 @@ def test_the_tally_above_the_table_counts_the_crates_verdicts():
     )
     section = " ".join(FIDELITY.read_text().split(SECTION, 1)[1].split())
     assert tally in section, tally
+
+
+def test_the_claims_macros_are_written_from_the_crates_claims(tmp_path):
+    """docs/faithful/claims.tex is `whcore macros docs/faithful/claims.json` (its README says
+    how to remake it)."""
+    written = write_macros(CLAIMS, tmp_path / "claims.tex")
+    assert MACROS.read_text() == written.read_text()

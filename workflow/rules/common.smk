@@ -22,15 +22,18 @@ from whcore.pipeline.environment import (
 )
 from whcore.pipeline import slurm
 from whcore.pipeline.guards import hold_run_lock
-from whcore.pipeline.runrecord import RunConflictError, claim_run, run_conflict
+from whcore.pipeline.runrecord import (
+    RunConflictError,
+    claim_run,
+    run_conflict,
+    source_label,
+)
 
 
 def config_source():
     """The config files of this run (for error messages)."""
     files = [str(path) for path in workflow.overwrite_configfiles] or [DEFAULT_CONFIG]
-    return ", ".join(files) + (
-        " and --config" if workflow.config_settings.config else ""
-    )
+    return source_label(files, bool(workflow.config_settings.config))
 
 
 # `--sdm conda`: every job's environment installs this checkout (envs/whcore.yaml, rendered

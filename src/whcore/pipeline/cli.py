@@ -90,11 +90,20 @@ def _cmd_bundle(args) -> None:
 
 
 def _cmd_render(args) -> None:
-    from .bundle import render
+    from .crate_render import render
 
     out = args.out or "rendered"
     written = render(args.crate, out, log=lambda msg: None)
     print(f"wrote {len(written)} file(s) under {out}")
+    if args.tex:
+        args.claims = os.path.join(out, "claims.json")
+        _cmd_macros(args)
+
+
+def _cmd_macros(args) -> None:
+    from .claims.macros import write_macros
+
+    print(f"wrote {write_macros(args.claims, args.tex)}")
 
 
 def _add_bundle_commands(sub) -> None:
@@ -125,7 +134,15 @@ def _add_bundle_commands(sub) -> None:
     )
     p.add_argument("crate", help="a crate from `whcore bundle` (<run>.crate.zip)")
     p.add_argument("--out", help="the folder to write into (default: rendered)")
+    p.add_argument("--tex", help="also write the claims' TeX macros to this file (as `macros`)")
     p.set_defaults(func=_cmd_render)
+
+    p = sub.add_parser(
+        "macros", help="a run's claims as TeX macros (\\claim<Id><Field>) for a manuscript"
+    )
+    p.add_argument("claims", help="a claims.json (results/<run>/, a render's, docs/faithful/)")
+    p.add_argument("tex", help="the .tex file to write, e.g. claims.tex")
+    p.set_defaults(func=_cmd_macros)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -49,6 +49,8 @@ class Layout:
         # the finished run as one Workflow Run RO-Crate (`whcore bundle`, rule `bundle`)
         self.crate = f"{self.root}/{run}.crate.zip"
         self.bundle_log = f"{self.logs}/bundle.log"
+        # Snakemake's report of the run (`snakemake --report`), where the README puts it
+        self.reports = (f"{self.root}/report.html", f"{self.root}/report.zip")
 
     def log(self, pattern: str) -> str:
         """The log file of the job writing ``pattern`` (same wildcards, under logs/<run>/)."""

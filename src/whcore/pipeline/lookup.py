@@ -63,13 +63,14 @@ def stale_outputs(contract) -> list[str]:
     """The files under the run's folder (results/<run>/) that no job of the config writes:
     what an earlier configuration of the same run name left (its records for methods this one
     no longer has, say). No table reads them: an aggregation reads the contract's inputs. The
-    run's record and its crate (``whcore bundle``) are the run's own."""
+    run's record, its crate (``whcore bundle``) and its reports (``snakemake --report``) are the
+    run's own."""
     from .runrecord import RECORD
 
     outputs = contract.all_outputs()
     folders = {path for path, job in outputs.items() if job.kind == "train"}
     root = contract.layout.root
-    own = {os.path.join(root, RECORD), contract.layout.crate}
+    own = {os.path.join(root, RECORD), contract.layout.crate, *contract.layout.reports}
     stale = []
     for folder, _, files in os.walk(root):
         for name in files:

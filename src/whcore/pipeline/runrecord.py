@@ -24,11 +24,26 @@ __all__ = [
     "claim_run",
     "config_digest",
     "run_conflict",
+    "source_files",
+    "source_label",
 ]
 
 RECORD = "configuration.json"  # under results/<run>/
 # Keys that never change a result (and the request to replace a run): no part of the digest.
 RUNTIME_KEYS = ("log_every", "data_mirror", "device", "train_threads", "replace_run")
+OVERRIDES = " and --config"  # a source's mark of settings given on the command line
+
+
+def source_label(files: list[str], overrides: bool) -> str:
+    """The ``source`` a run records: its configuration files, and whether --config added
+    settings (``config/quick.yaml and --config``)."""
+    return ", ".join(files) + (OVERRIDES if overrides else "")
+
+
+def source_files(source: str) -> tuple[list[str], bool]:
+    """The configuration files a recorded ``source`` names, and whether --config added settings
+    (``source_label`` read back)."""
+    return source.removesuffix(OVERRIDES).split(", "), source.endswith(OVERRIDES)
 
 
 class RunConflictError(RuntimeError):

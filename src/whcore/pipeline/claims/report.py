@@ -85,6 +85,11 @@ def correct_across(claims: list[Claim]) -> None:
             claim.across = claim.verdict
 
 
+def format_p(p_value: float | None) -> str:
+    """A claim's p-value as the report states it (empty where it has none)."""
+    return "" if p_value is None or np.isnan(p_value) else f"{p_value:.3g}"
+
+
 def _summary_table(claims: list[Claim]) -> list[str]:
     rows = [
         "| claim | verdict | after correction over all claims | units | effect |",
@@ -128,8 +133,7 @@ def write_claims(claims: list[Claim], md_path, json_path) -> None:
             ("units", c.units),
             ("effect", c.effect),
             ("uncertainty", c.uncertainty),
-            ("p-value (claim, before the correction over claims)",
-             "" if c.p_value is None or np.isnan(c.p_value) else f"{c.p_value:.3g}"),
+            ("p-value (claim, before the correction over claims)", format_p(c.p_value)),
             ("after correction over all claims", c.across),
             ("to settle it", c.needed),
             ("details", c.details),

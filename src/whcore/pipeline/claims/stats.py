@@ -9,6 +9,7 @@ size, one (n, c), ...) with fewer than MIN_UNITS finished units gets no verdict.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -224,6 +225,31 @@ def describe_effect(cells: pd.DataFrame, what: str) -> tuple[str, str, str]:
         f"{span} independent unit{plural} (subsample{plural}) per cell, {len(cells)} {cells_word}"
     )
     return effect, uncertainty, units
+
+
+# What ``describe_effect`` writes, read back (``effect_numbers``): the numbers as formatted.
+_NUMBER = r"[+-]\d+\.\d+"
+_EFFECT = re.compile(
+    rf"mean paired difference in .+ (?P<mean>{_NUMBER})"
+    rf"(?: \(per cell from (?P<low>{_NUMBER}) to (?P<high>{_NUMBER})\))?"
+)
+_UNCERTAINTY = re.compile(
+    r"95% CI of the per-cell means: ±(?P<half>\d+\.\d+) \(median over cells\)"
+)
+
+
+def effect_numbers(effect: str, uncertainty: str) -> dict[str, str]:
+    """The numbers of an effect and uncertainty that ``describe_effect`` wrote, as it formatted
+    them: ``mean``, the per-cell ``low`` and ``high`` (more than one cell) and the ``half``
+    width of the 95% CI; none for any other wording (a claim of two tests, an exact claim)."""
+    found = _EFFECT.fullmatch(effect)
+    if found is None:
+        return {}
+    numbers = {key: value for key, value in found.groupdict().items() if value}
+    spread = _UNCERTAINTY.fullmatch(uncertainty)
+    if spread:
+        numbers["half"] = spread["half"]
+    return numbers
 
 
 def _ci_half_width(cells: pd.DataFrame) -> float:

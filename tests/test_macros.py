@@ -1,0 +1,124 @@
+"""A run's claims as TeX macros (`whcore macros`, `whcore render --tex`): names that TeX accepts
+and that never collide, values as the claims report states them."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from whcore.pipeline.claims.macros import claims_macros, macro_stem, tex_text, write_macros
+from whcore.pipeline.claims.stats import describe_effect, effect_numbers
+
+LINE = re.compile(r"\\newcommand\{\\([A-Za-z]+)\}\{(.*)\}")
+# The escapes of tex_text, undone (written out here, not taken from the module under test).
+UNTEX = [
+    (r"\textbackslash{}", "\\"),
+    (r"\textasciicircum{}", "^"),
+    (r"\textasciitilde{}", "~"),
+    (r"\textless{}", "<"),
+    (r"\textgreater{}", ">"),
+    (r"\textbar{}", "|"),
+    (r"\ensuremath{\pm}", "±"),
+    *((f"\\{c}", c) for c in "{}$&#%_"),
+]
+
+
+def parse_macros(text: str) -> dict[str, str]:
+    """Name -> value of a macros file; fails unless every line but the comments is one
+    \\newcommand with a letters-only name and a value of balanced braces, each name once."""
+    macros = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("%"):
+            continue
+        found = LINE.fullmatch(line)
+        assert found, f"line {number} is not a \\newcommand: {line!r}"
+        name, value = found.groups()
+        assert name not in macros, f"line {number}: \\{name} defined twice"
+        depth = 0
+        for brace in re.sub(r"\\[{}]", "", value):
+            depth += {"{": 1, "}": -1}.get(brace, 0)
+            assert depth >= 0, f"line {number}: unbalanced braces in {value!r}"
+        assert depth == 0, f"line {number}: unbalanced braces in {value!r}"
+        macros[name] = value
+    return macros
+
+
+def untex(value: str) -> str:
+    for escaped, char in UNTEX:
+        value = value.replace(escaped, char)
+    return value
+
+
+def check_macros(claims: list[dict], macros: dict[str, str]) -> None:
+    """Each claim's macros state its claims.json values, the numbers as the effect writes them."""
+    for claim in claims:
+        stem = macro_stem(claim["id"])
+        assert macros[stem + "Verdict"] == claim["verdict"]
+        assert macros[stem + "Across"] == claim["across"]
+        assert untex(macros.get(stem + "Effect", "")) == claim["effect"], claim["id"]
+        assert untex(macros.get(stem + "Units", "")) == claim["units"], claim["id"]
+        if stem + "Mean" in macros:
+            assert f"{float(macros[stem + 'Mean']):+.4f}" == macros[stem + "Mean"]
+            assert f" {macros[stem + 'Mean']}" in claim["effect"], claim["id"]
+    stated = [c for c in claims if c["effect"].startswith("mean paired difference in")]
+    assert sum(macro_stem(c["id"]) + "Mean" in macros for c in stated) == len(stated)
+    assert macros["claimsTotal"] == str(len(claims))
+    holds = sum(c["verdict"] == "holds" for c in claims)
+    assert macros["claimsHolds"] == str(holds)
+
+
+def test_digits_become_words_and_other_characters_separate_words():
+    assert macro_stem("synthetic_hashwh_beats_standard") == "claimSyntheticHashwhBeatsStandard"
+    assert macro_stem("spectrum_learns_degree4") == "claimSpectrumLearnsDegreeFour"
+    assert macro_stem("gb1-train 10") == "claimGbOneTrainOneZero"
+
+
+def test_ids_that_give_one_macro_name_are_refused():
+    claims = [{"id": i, "verdict": "holds", "across": "holds"} for i in ("degree4", "degree_four")]
+    with pytest.raises(ValueError, match=r"'degree4' and claim 'degree_four'.*claimDegreeFour"):
+        claims_macros(claims)
+    with pytest.raises(ValueError, match="no letter or digit"):
+        macro_stem("__")
+
+
+def test_tex_text_typesets_literally():
+    assert tex_text("95% of R^2_x ± {a} & |b| > c") == (
+        r"95\% of R\textasciicircum{}2\_x \ensuremath{\pm} \{a\} \& \textbar{}b\textbar{} "
+        r"\textgreater{} c"
+    )
+
+
+def test_effect_numbers_read_what_describe_effect_wrote():
+    rng = np.random.default_rng(7)
+    for cells in (1, 4):
+        frame = pd.DataFrame(
+            {"mean": rng.normal(0, 2, cells), "sem": rng.uniform(0.01, 1, cells), "units": 5}
+        )
+        effect, uncertainty, _ = describe_effect(frame, "test R^2 (HashWH - standard)")
+        numbers = effect_numbers(effect, uncertainty)
+        assert float(numbers["mean"]) == pytest.approx(frame["mean"].mean(), abs=1e-4)
+        assert set(numbers) == ({"mean", "half"} | ({"low", "high"} if cells > 1 else set()))
+        if cells > 1:
+            assert float(numbers["low"]) == pytest.approx(frame["mean"].min(), abs=1e-4)
+            assert float(numbers["high"]) == pytest.approx(frame["mean"].max(), abs=1e-4)
+    assert effect_numbers("k = 10: 2^b E[C] = 89.6", "3 standard errors") == {}
+
+
+def test_a_comparison_of_users_data_has_no_macros(tmp_path):
+    (tmp_path / "claims.json").write_text(json.dumps({"cells": [], "differences": []}))
+    with pytest.raises(ValueError, match="claims.json: not a list of the paper's claims"):
+        write_macros(tmp_path / "claims.json", tmp_path / "claims.tex")
+    assert not (tmp_path / "claims.tex").exists()
+
+
+def test_the_faithful_claims_macros_state_the_faithful_claims():
+    """docs/faithful/claims.tex is what `whcore macros` writes from docs/faithful/claims.json."""
+    from conftest import REPO
+
+    faithful = REPO / "docs" / "faithful"
+    claims = json.loads((faithful / "claims.json").read_text())
+    check_macros(claims, parse_macros((faithful / "claims.tex").read_text()))
