@@ -394,6 +394,22 @@ def test_the_report_shows_figures_claims_provenance_and_the_configuration(tiny_r
     assert "&quot;run_name&quot;" in html and "&quot;tiny&quot;" in html  # the configuration
 
 
+def test_the_report_as_a_zip_holds_its_page_and_every_figure(tiny_run, tmp_path):
+    """`snakemake --report results/<run>/report.zip`: the page, and the files it shows apart
+    (in a folder named as the zip)."""
+    import zipfile
+
+    report = tmp_path / "report.zip"
+    snakemake("--report", str(report), "--configfile", str(TINY), workdir=tiny_run)
+    with zipfile.ZipFile(report) as archive:
+        names = archive.namelist()
+        html = archive.read("report/report.html").decode(errors="replace")
+    assert "Claims and provenance" in html and "fig5a_real_r2" in html
+    shown = [name.rsplit("/", 1)[1] for name in names if name.startswith("report/data/raw/")]
+    figures = [p.name for p in (tiny_run / "results" / "tiny" / "figures").glob("*.png")]
+    assert sorted(shown) == sorted([*figures, "claims.md", "provenance.tsv"])
+
+
 @pytest.mark.parametrize(
     "lost,rule",
     [

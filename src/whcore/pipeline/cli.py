@@ -96,14 +96,17 @@ def _cmd_render(args) -> None:
     written = render(args.crate, out, log=lambda msg: None)
     print(f"wrote {len(written)} file(s) under {out}")
     if args.tex:
-        args.claims = os.path.join(out, "claims.json")
-        _cmd_macros(args)
+        _write_macros(os.path.join(out, "claims.json"), args.tex)
+
+
+def _write_macros(claims_json: str, tex: str) -> None:
+    from .claims.macros import write_macros
+
+    print(f"wrote {write_macros(claims_json, tex)}")
 
 
 def _cmd_macros(args) -> None:
-    from .claims.macros import write_macros
-
-    print(f"wrote {write_macros(args.claims, args.tex)}")
+    _write_macros(args.claims, args.tex)
 
 
 def _add_bundle_commands(sub) -> None:
