@@ -41,7 +41,8 @@ onstart:
     hold_run_lock()
     # SLURM jobs of a killed Snakemake: never run twice (whcore.pipeline.slurm).
     if getattr(workflow.executor_plugin, "cli_prefix", "") == "slurm":
-        settle_slurm()
+        refuse_jobs_no_node_holds()
+        settle_slurm_orphans()
     try:  # one line, no traceback
         claim_run(LAYOUT.root, config, config_source())
     except RunConflictError as err:

@@ -68,7 +68,26 @@ DATASETS = "|".join(REGISTRY)
 GPU = 1 if config["device"] == "cuda" else 0
 
 
-def settle_slurm():
+def refuse_jobs_no_node_holds():
+    """Before a SLURM run submits anything: refuse it if a training job it would submit asks for
+    more memory than any node of its partition has (whcore.pipeline.slurm.check_nodes_fit)."""
+    by_partition = {}
+    for job in workflow.dag.needrun_jobs():
+        planned = CONTRACT.job(str(job.output[0])) if job.output else None
+        if planned is None or not planned.mem_mb:
+            continue
+        key = f"{planned.labels['experiment']}.methods.{planned.spec.method}"
+        partition = job.resources.get("slurm_partition") or ""
+        requests = by_partition.setdefault(partition, {})
+        requests[str(job.output[0])] = (job.resources.get("mem_mb"), key)
+    try:
+        for partition, requests in by_partition.items():
+            slurm.check_nodes_fit(requests, partition)
+    except slurm.NodeFitError as err:
+        sys.exit(f"Error: {err}")
+
+
+def settle_slurm_orphans():
     """Before a SLURM run submits anything: cancel the jobs a killed Snakemake left waiting, wait
     for those it left running and restart to plan from their outputs, record the outputs they
     wrote (whcore.pipeline.slurm; one line on stderr for each)."""
