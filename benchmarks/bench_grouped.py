@@ -45,8 +45,7 @@ import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from whcore.pipeline.jobs import run_job
-from whcore.pipeline.jobspec import TrainSpec
+from whcore.pipeline.jobs.train import TrainSpec, run_job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_jobs import materialize, paper_contract  # noqa: E402

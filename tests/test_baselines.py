@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from whcore.data.loading import load_job_data
 from whcore.data.splits import unit_seed, unit_split
 from whcore.pipeline import baselines
 from whcore.pipeline.cli import main
-from whcore.pipeline.jobs import load_job_data
 
 SIZES = {"train": 60, "val": 60, "test": 60}
 

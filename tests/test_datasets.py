@@ -15,8 +15,8 @@ from whcore.core.io import read_parquet_metadata
 from whcore.core.wht import all_inputs
 from whcore.data import datasets
 from whcore.data.download import sha256_of
+from whcore.data.loading import load_job_data
 from whcore.pipeline.cli import main
-from whcore.pipeline.jobs import load_job_data
 
 pytestmark = pytest.mark.usefixtures("no_network")
 

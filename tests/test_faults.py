@@ -149,7 +149,7 @@ def leftovers(path: Path) -> list[Path]:
 def test_sigkill_mid_training_leaves_no_output(tmp_path):
     """`whcore train` killed with SIGKILL while training (what `scancel` or an OOM kill does):
     neither the output nor a half-written temporary file is left."""
-    assert whcore(["synthetic", "--spec", target_spec(tmp_path / "g.json")]) == 0
+    assert whcore(["target", "--spec", target_spec(tmp_path / "g.json")]) == 0
     spec = {
         "method": "standard",
         "spectrum": True,
@@ -314,7 +314,7 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     keeps a variant whose every configuration diverged as a diverged row, and the claims and
     figures that read the tables still build."""
     target = tmp_path / "draw0.json"  # the g* of dataset draw0 (tables match them by name)
-    assert whcore(["synthetic", "--spec", target_spec(target)]) == 0
+    assert whcore(["target", "--spec", target_spec(target)]) == 0
     runs, spectra = [], []
     for method, params in [
         ("standard", {}),

@@ -35,7 +35,7 @@ def _units_of(contract):
         yield (
             identity,
             unit_seed(data.train_size, data.data_seed, source),
-            job.spec.training["seeds"],
+            job.spec.training.seeds,
         )
 
 

@@ -171,7 +171,7 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
     from whcore.core.rng import derive_seed
     from whcore.pipeline.aggregation import protocol_tables
     from whcore.pipeline.baselines import baselines_job, make_model
-    from whcore.pipeline.jobspec import BaselinesSpec
+    from whcore.pipeline.jobs.baselines import BaselinesSpec
 
     _, out = binarized(tmp_path, ["fold_random_5"])
     records = []
@@ -183,7 +183,7 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
             "outputs": {"records": str(path)},
         })  # fmt: skip
         frame = baselines_job(spec, log=lambda _: None)
-        data, unit = load_table_split(spec.data.to_mapping())
+        data, unit = load_table_split(spec.data)
         seed = derive_seed("baseline", "lasso", unit) % 2**32
         for row in frame.itertuples():
             model = make_model("lasso", {"alpha": row.alpha}, seed)
@@ -206,8 +206,7 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
 
 
 def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
-    from whcore.pipeline.jobs import run_job
-    from whcore.pipeline.jobspec import TrainSpec
+    from whcore.pipeline.jobs.train import TrainSpec, run_job
 
     _, out = binarized(tmp_path, ["fold_modulo_5"])
     spec = TrainSpec.from_dict({
@@ -225,7 +224,7 @@ def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
 
     from whcore.core.models import MLP
 
-    data, _ = load_table_split(spec.data.to_mapping())
+    data, _ = load_table_split(spec.data)
     for row in records[records["epoch"] == 0].itertuples():
         model = MLP(data.n, 2, seeds=[int(row.model_seed)], device=torch.device("cpu"))
         x = torch.as_tensor(data.x_test, dtype=torch.float32)

@@ -61,6 +61,7 @@ __all__ = [
     "SOURCE_KEYS",
     "Parsed",
     "binarize",
+    "binarized",
     "encoding",
     "parse",
     "raw_file_name",
@@ -528,8 +529,15 @@ def parse(path: str | Path, settings: dict) -> Parsed:
 
 
 def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Parsed:
-    """Parse ``raw`` and write the Parquet ``out`` atomically; its metadata records the source
-    sha256 (checked against ``settings['sha256']`` when given) and the binarization."""
+    """Parse ``raw`` and write the Parquet ``out`` atomically (``binarized``)."""
+    parsed, meta = binarized(name, raw, settings)
+    write_parquet(parsed.frame, out, meta)
+    return parsed
+
+
+def binarized(name: str, raw: str | Path, settings: dict) -> tuple[Parsed, dict]:
+    """Parse ``raw``: the table and its metadata, which records the source sha256 (checked
+    against ``settings['sha256']`` when given) and the binarization."""
     from .. import __version__
 
     raw, settings = Path(raw), source_settings(settings)
@@ -566,5 +574,4 @@ def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Par
     if parsed.folds:
         meta["folds"] = {scheme: folds.tolist() for scheme, folds in parsed.folds.items()}
         meta["fold_sources"] = parsed.fold_sources
-    write_parquet(frame, out, meta)
-    return parsed
+    return parsed, meta

@@ -22,7 +22,7 @@ import pandas as pd
 from ..core.rng import derive_seed, stable_permutation
 
 if TYPE_CHECKING:
-    from .jobspec import AblationSpec
+    from .jobs.ablation import AblationSpec
 
 __all__ = ["ORDERS", "ablation_job", "deletion_order", "prune_scores", "run_ablation"]
 

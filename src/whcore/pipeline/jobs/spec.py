@@ -1,4 +1,4 @@
-"""The typed job spec: a dataclass per job kind, read from and written as canonical JSON.
+"""The typed job spec: the base of every job kind, read from and written as canonical JSON.
 
 A spec holds exactly what determines one job's result, its outputs included: its fields, their
 defaults and types are the dataclass's. ``from_dict`` checks a mapping field by field (a
@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from ..canonical import canonical, canonical_json, read_yaml
 
-__all__ = ["JobSpec", "SpecError", "optional", "read_spec"]
+__all__ = ["Fields", "JobSpec", "SpecError", "optional", "read_spec"]
 
 
 class SpecError(ValueError):
@@ -128,12 +128,21 @@ class Fields:
 
 
 class JobSpec(Fields):
-    """A job's spec: a kind's fields and ``outputs`` ({role: path})."""
+    """A job's spec: a kind's fields and ``outputs`` ({role: path}), and what the kind is to the
+    plan, the rules and the command line (its class attributes). A kind's module subclasses it
+    with its fields, ``run`` and, where it takes more than its spec, ``add_arguments`` and
+    ``command_inputs``."""
 
-    KIND: ClassVar[str]  # the contract's name for the kind
+    KIND: ClassVar[str]  # the plan's name for the kind
     SUBCOMMAND: ClassVar[str]  # the `whcore` subcommand that runs it
+    HELP: ClassVar[str]  # that subcommand's one-line help
     OUTPUTS: ClassVar[tuple[str, ...]]  # the output roles it must name
     OPTIONAL_OUTPUTS: ClassVar[tuple[str, ...]] = ()
+    FIGURE: ClassVar[bool] = False  # its output is a stem, written as .pdf and .png
+    FOLDERS: ClassVar[bool] = False  # its outputs are folders (one file per configuration)
+    FINAL: ClassVar[bool] = False  # its outputs are what `all` builds
+    DEVICE: ClassVar[bool] = False  # it runs on a device (--device, --threads for PyTorch)
+    THREADS: ClassVar[bool] = False  # it takes a share of cores (--threads)
 
     def check(self, source: str) -> None:
         outputs = self.outputs  # type: ignore[attr-defined]
@@ -144,9 +153,36 @@ class JobSpec(Fields):
             raise SpecError(f"{source}: field outputs must name {roles} (paths)")
 
     def inputs(self) -> tuple[str, ...]:
-        """The files the job reads that its spec names (the contract adds those it does not:
+        """The files the job reads that its spec names (the plan adds those it does not:
         the tables an aggregation, a figure or the claims read)."""
         return ()
+
+    def written(self) -> list[str]:
+        """Every path the job writes (a figure's stem as its PDF and PNG)."""
+        outputs = self.outputs.values()  # type: ignore[attr-defined]
+        if self.FIGURE:
+            stems = [stem.removesuffix(".pdf").removesuffix(".png") for stem in outputs]
+            return [f"{stem}{suffix}" for stem in stems for suffix in (".pdf", ".png")]
+        return list(outputs)
+
+    def replaceable(self) -> list[str]:
+        """The existing paths the job may replace (checked before it starts): what it writes."""
+        return self.written()
+
+    def command_inputs(self, inputs: tuple[str, ...], plan) -> dict[str, list[str]]:
+        """The file options its subcommand takes beside the spec ({option: [paths]}), from the
+        job's ``inputs`` (or ``plan``'s lookups): none unless the kind says."""
+        return {}
+
+    @classmethod
+    def add_arguments(cls, parser) -> None:
+        """The subcommand's options beside --spec (the files it reads that its spec does not
+        name): none unless the kind says."""
+
+    def run(self, args, outputs) -> None:
+        """Run the job (``args``: its subcommand's options; ``outputs``: the guarded writer,
+        ``writer.Outputs``)."""
+        raise NotImplementedError(f"job kind {self.KIND} has no run function")
 
     @classmethod
     def read(cls, text: str | Path):
@@ -156,3 +192,8 @@ class JobSpec(Fields):
 
     def to_json(self) -> str:
         return canonical_json(self.to_dict())
+
+
+def tables_option(parser, help: str) -> None:
+    """--tables: the Parquet tables a job reads, beside its spec."""
+    parser.add_argument("--tables", nargs="+", required=True, help=help)
