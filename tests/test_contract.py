@@ -22,7 +22,7 @@ from whcore.pipeline.jobs.train import training_defaults
 from whcore.pipeline.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+TINY = REPO / ".test" / "config.yaml"
 
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")

@@ -48,7 +48,7 @@ def run_snakemake(workdir, config, *args, env=None) -> subprocess.CompletedProce
 
 
 def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:
-    """tests/workflow/tiny.yaml cut to the spectrum experiment: one g*, one train size."""
+    """.test/config.yaml cut to the spectrum experiment: one g*, one train size."""
     config = yaml.safe_load(TINY.read_text())
     for experiment in ("synthetic", "real", "ablation", "entacmaea_energy"):
         config[experiment]["enabled"] = False
