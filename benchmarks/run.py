@@ -1,4 +1,4 @@
-"""The speed benchmarks of issue 8, in one run: ratios against baselines measured side by side.
+"""The speed benchmarks, in one run: ratios against baselines measured side by side.
 
     python benchmarks/run.py [--quick] [--device cuda] [--out benchmarks/results/bench.json]
                              [--parts fwht,step,ens,vectorize,workflow] [--skip-workflow]

@@ -44,7 +44,7 @@ def test_every_training_job_of_the_paper_grid_asks_for_at_least_its_lower_bound(
         members = len(training["seeds"]) * len(job.spec.grid) if stacked else 1
         rows = step_rows("ens", job.spec.grid, 100, training["batch_size"])
         assert job.mem_mb * MiB >= training_bytes(100, training["width"], members, rows)
-    # the largest one: 16.6 GB by the lower bound alone (issue text), so the request is larger
+    # the largest one: 16.6 GB by the lower bound alone, so the request is larger
     assert max(job.mem_mb for job in ens) * MiB > 16.6e9
 
 

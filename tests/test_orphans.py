@@ -40,9 +40,8 @@ def _baselines_spec(tmp_path, n_estimators: int) -> str:
 
 
 def test_a_baselines_job_stops_when_its_snakemake_is_killed(tmp_path):
-    """The fault of issue 23's first probe: Snakemake SIGKILLed while `whcore baselines` runs.
-    The job must exit (status 3) within seconds and write nothing; before, it ran on and wrote
-    its result later, over the newer run's."""
+    """Snakemake SIGKILLed while `whcore baselines` runs: the job must exit (status 3) within
+    seconds and write nothing, never write its result later over a newer run's."""
     parent = subprocess.Popen(["sleep", "600"])  # stands in for the Snakemake process
     env = {**os.environ, PARENT_ENV: str(parent.pid)}
     command = [sys.executable, "-m", "whcore.pipeline.cli", "baselines", "--threads", "1"]

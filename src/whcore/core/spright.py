@@ -14,7 +14,7 @@ stage (peeling), which can turn multi-ton bins into singletons; peeling stops wh
 no new singleton. An optional least-squares refit on the union of the found frequencies uses all
 C 2^m P samples.
 
-Frequencies are handled as 0/1 bit rows (any n, MSB-first as in ``whcore.wht``) and returned as
+Frequencies are handled as 0/1 bit rows (any n, MSB-first as in ``whcore.core.wht``) and returned as
 Python ints whose bit n-1-i is k_i. Everything is vectorized over bins: the only Python loops run
 over the C stages and over peeling rounds.
 """
@@ -28,6 +28,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from .bits import pack, parity
 from .hashing import hashed_inputs
 from .rng import derive_seed, random_bits
 from .wht import fwht
@@ -108,25 +109,6 @@ def _locations(hashes: np.ndarray, delays: np.ndarray) -> tuple[np.ndarray, np.n
     return points, inverse.reshape(packed.shape[:3])
 
 
-def _words(bits: np.ndarray) -> np.ndarray:
-    """0/1 rows (..., n) packed into (..., ceil(n / 64)) uint64 words."""
-    packed = np.packbits(bits, axis=-1)
-    pad = -packed.shape[-1] % 8
-    packed = np.pad(packed, [(0, 0)] * (packed.ndim - 1) + [(0, pad)])
-    return np.ascontiguousarray(packed).view(">u8").astype(np.uint64)
-
-
-def _parity(words: np.ndarray) -> np.ndarray:
-    """Parity of the set bits over the last axis of uint64 words, as int64 0/1.
-
-    Inner products over GF(2) by AND, XOR and bit folding: exact for any n and free of BLAS
-    threads, which on a busy machine made tiny float matrix products 30x slower."""
-    x = np.bitwise_xor.reduce(words, axis=-1)
-    for shift in (32, 16, 8, 4, 2, 1):
-        x ^= x >> np.uint64(shift)
-    return (x & np.uint64(1)).astype(np.int64)
-
-
 @dataclass(frozen=True)
 class SprightDesign:
     """The sampling design: built once from (n, m, d, seed, stages) and reused (e.g. every
@@ -155,8 +137,8 @@ class SprightDesign:
             "delays": delays,
             "points": points,
             "inverse": inverse,
-            "_hash_words": _words(hashes),
-            "_delay_words": _words(delays),
+            "_hash_words": pack(hashes),
+            "_delay_words": pack(delays),
         }
         for name, value in arrays.items():
             object.__setattr__(self, name, value)
@@ -176,13 +158,14 @@ class SprightDesign:
 
     def bin_of(self, stage: int, bits: np.ndarray) -> np.ndarray:
         """Bin index A_c k (as an MSB-first int) of frequencies given as (K, n) bit rows."""
-        hashed = _parity(_words(bits)[:, None, :] & self._hash_words[stage][None])  # (K, m)
+        words = pack(bits)[:, None, :] & self._hash_words[stage][None]
+        hashed = parity(words, axis=-1).astype(np.int64)  # (K, m)
         return hashed @ (1 << np.arange(self.m - 1, -1, -1))
 
     def signatures(self, stage: int, bits: np.ndarray) -> np.ndarray:
         """(K, P) signs (-1)^<d_p, k> of frequencies (K, n) under stage c's delays."""
-        parity = _parity(_words(bits)[:, None, :] & self._delay_words[stage][None])
-        return 1.0 - 2.0 * parity
+        words = pack(bits)[:, None, :] & self._delay_words[stage][None]
+        return 1.0 - 2.0 * parity(words, axis=-1)
 
     def observations(self, values: np.ndarray) -> np.ndarray:
         """Bin readings U (C, 2^m, P) from the function's values at ``points``."""

@@ -10,7 +10,7 @@ expanded together with array doubling steps, and equal frequencies are summed by
 bounded chunks: no per-node or per-coefficient Python objects, memory bounded by the support
 plus one chunk.
 
-Convention (as in ``whcore.wht``): ``g(x) = sum_f G(f) (-1)^<f, x>``; a frequency is the integer
+Convention (as in ``whcore.core.wht``): ``g(x) = sum_f G(f) (-1)^<f, x>``; a frequency is the integer
 whose bit n-1-i is f_i (MSB-first, the index ``fwht`` uses).
 
 Representation: ``SparseSpectrum.words`` is a (K, ceil(n/64)) uint64 bit-set array; bit b of
@@ -27,11 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .bits import n_words, pack, parity, popcount, unpack
+
 __all__ = ["SparseSpectrum", "spectrum"]
 
 _CHUNK_TERMS = 1 << 22  # expanded (frequency, coefficient) terms summed per sorting pass
 _MAX_LEAF_DEPTH = 24  # a leaf this deep alone has 2^24 coefficients; deeper ones are refused
-_POPCOUNT8 = np.array([b.bit_count() for b in range(256)], dtype=np.uint8)
 
 
 # ----------------------------------------------------------------------------- sparse spectra
@@ -46,9 +47,9 @@ class SparseSpectrum:
     coefficients: np.ndarray  # (K,) float64
 
     def __post_init__(self):
-        if self.words.shape != (len(self.coefficients), _n_words(self.n)):
+        if self.words.shape != (len(self.coefficients), n_words(self.n)):
             raise ValueError(
-                f"words must have shape (K, {_n_words(self.n)}) for n = {self.n}, "
+                f"words must have shape (K, {n_words(self.n)}) for n = {self.n}, "
                 f"got {self.words.shape} for {len(self.coefficients)} coefficients"
             )
 
@@ -69,12 +70,11 @@ class SparseSpectrum:
     @property
     def degrees(self) -> np.ndarray:
         """Hamming weight of each frequency."""
-        as_bytes = self.words.astype("<u8").view(np.uint8).reshape(len(self), -1)
-        return _POPCOUNT8[as_bytes].sum(axis=1, dtype=np.int64)
+        return popcount(self.words)
 
     def bits(self, index=slice(None)) -> np.ndarray:
         """(K, n) uint8 matrix of the frequencies' bits, column i = f_i (optionally some rows)."""
-        return _unpack(self.words[index], self.n)
+        return unpack(self.words[index], self.n)
 
     def take(self, index) -> SparseSpectrum:
         """The spectrum restricted to some coefficients (an index array or boolean mask)."""
@@ -92,7 +92,7 @@ class SparseSpectrum:
         One pass over the (N, K) character matrix serves several partitions of the coefficients
         at once (the ablation evaluates every deletion step of both orders this way). Returns
         float64 of shape (N, O, n_groups)."""
-        x = _pack(_check_inputs(x, self.n))
+        x = pack(_check_inputs(x, self.n))
         labels = np.asarray(labels, dtype=np.int64).reshape(len(self), -1)
         if labels.size and (labels.min() < 0 or labels.max() >= n_groups):
             raise ValueError(
@@ -111,8 +111,8 @@ class SparseSpectrum:
             common = x[:, None, 0] & self.words[None, rows, 0]
             for w in range(1, x.shape[1]):
                 common ^= x[:, None, w] & self.words[None, rows, w]
-            parity = _parity(common).astype(np.float64)
-            out += weights.sum(axis=0) - 2.0 * (parity @ weights)
+            odd = parity(common).astype(np.float64)
+            out += weights.sum(axis=0) - 2.0 * (odd @ weights)
         return out.reshape(len(x), n_parts, n_groups)
 
     def to_dense(self) -> np.ndarray:
@@ -124,40 +124,12 @@ class SparseSpectrum:
         return dense
 
 
-def _n_words(n: int) -> int:
-    return max(1, -(-n // 64))
-
-
-def _unpack(words: np.ndarray, n: int) -> np.ndarray:
-    """(K, W) uint64 bit sets -> (K, n) uint8 with column i = bit n-1-i (MSB-first)."""
-    as_bytes = words.astype("<u8").view(np.uint8).reshape(len(words), -1)
-    bits = np.unpackbits(as_bytes, axis=1, bitorder="little")  # column q = bit q of the integer
-    return bits[:, n - 1 :: -1] if n else bits[:, :0]
-
-
-def _pack(bits: np.ndarray) -> np.ndarray:
-    """(N, n) 0/1 -> (N, W) uint64 bit sets, the inverse of ``_unpack``."""
-    n = bits.shape[1]
-    padded = np.zeros((len(bits), 64 * _n_words(n)), dtype=np.uint8)
-    padded[:, :n] = bits[:, ::-1]  # feature i is bit n-1-i
-    packed = np.packbits(padded, axis=1, bitorder="little")
-    return packed.view("<u8").astype(np.uint64)
-
-
-def _parity(words: np.ndarray) -> np.ndarray:
-    """Parity (0/1 uint8) of the set bits of each uint64."""
-    if hasattr(np, "bitwise_count"):  # NumPy >= 2
-        return np.bitwise_count(words) & np.uint8(1)
-    as_bytes = words.astype("<u8").view(np.uint8).reshape(*words.shape, 8)
-    return np.bitwise_xor.reduce(_POPCOUNT8[as_bytes] & np.uint8(1), axis=-1)
-
-
 def _feature_words(features: np.ndarray, n: int) -> np.ndarray:
     """One-bit masks (..., W) uint64 of features (feature i is bit n-1-i)."""
     position = (n - 1 - features).astype(np.uint64)
     word, bit = position // np.uint64(64), position % np.uint64(64)
     one = np.left_shift(np.uint64(1), bit)
-    return np.stack([np.where(word == w, one, np.uint64(0)) for w in range(_n_words(n))], axis=-1)
+    return np.stack([np.where(word == w, one, np.uint64(0)) for w in range(n_words(n))], axis=-1)
 
 
 def _check_inputs(x, n: int) -> np.ndarray:
@@ -307,8 +279,8 @@ def _transform(nodes: _Nodes, tol: float) -> SparseSpectrum:
             f"Fourier coefficients; the exact transform supports depth <= {_MAX_LEAF_DEPTH} "
             "(refit with a smaller max_depth)"
         )
-    acc = _Accumulator(_n_words(nodes.n))
-    acc.add(np.zeros((1, _n_words(nodes.n)), dtype=np.uint64), np.array([nodes.offset]))
+    acc = _Accumulator(n_words(nodes.n))
+    acc.add(np.zeros((1, n_words(nodes.n)), dtype=np.uint64), np.array([nodes.offset]))
     for d in np.unique(depth[reachable]):
         group = np.flatnonzero(reachable & (depth == d))
         per_chunk = max(1, _CHUNK_TERMS >> d)

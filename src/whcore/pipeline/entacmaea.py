@@ -1,6 +1,6 @@
 """Figure 5d numerics: the exact Walsh-Hadamard spectrum of the full Entacmaea landscape.
 
-All 2^13 genotypes are measured, so the spectrum is exact: G = 2^-n H_n y (``whcore.wht``
+All 2^13 genotypes are measured, so the spectrum is exact: G = 2^-n H_n y (``whcore.core.wht``
 convention, genotype bits MSB-first). Energy is G(f)^2. As in the authors' notebook, the 100
 largest-amplitude coefficients are ranked *without* the constant term (degree 0, the mean
 brightness); their notebook used the orthonormal scaling, whose energies are 2^n times these

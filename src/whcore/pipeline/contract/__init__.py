@@ -39,6 +39,8 @@ class Contract(Plan):
         super().__init__(config)
         for build in BUILDERS:
             build(self)
+        for kind in KINDS.values():
+            kind.add_jobs(self)
 
     def job(self, path: str) -> Job:
         """The job writing ``path``, or a clear error for a path outside the configured grid."""

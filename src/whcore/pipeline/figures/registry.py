@@ -16,7 +16,7 @@ __all__ = ["DATASET_FIGURES", "FIGURES", "PAPER_FIGURES", "Figure", "draw_figure
 @dataclass(frozen=True)
 class Figure:
     tables: tuple[str, ...]  # names under results/tables/ ("ablation", "protocol": one per dataset)
-    module: str  # module of whcore.figures holding the function
+    module: str  # module of whcore.pipeline.figures holding the function
     function: str
     kwargs: dict = field(default_factory=dict)
     caption: str = ""

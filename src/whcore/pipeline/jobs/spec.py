@@ -179,6 +179,11 @@ class JobSpec(Fields):
         """The subcommand's options beside --spec (the files it reads that its spec does not
         name): none unless the kind says."""
 
+    @classmethod
+    def add_jobs(cls, plan) -> None:
+        """Add this kind's jobs of a config to ``plan`` (``contract.base.Plan.add``), for a
+        kind that no experiment's builder plans: none unless the kind says."""
+
     def run(self, args, outputs) -> None:
         """Run the job (``args``: its subcommand's options; ``outputs``: the guarded writer,
         ``writer.Outputs``)."""
