@@ -324,7 +324,7 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     ]:
         spec = {
             "method": method,
-            "params": params,
+            "grid": [params],
             "spectrum": True,
             "labels": {"experiment": "spectrum", "dataset": "draw0", "draw": 0},
             "data": {"source": "synthetic", "path": str(target), "train_size": 30, "data_seed": 0},

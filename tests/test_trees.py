@@ -159,7 +159,7 @@ def test_repeated_feature_on_a_path():
     child0 = np.array([1, 3, 5, -1, -1, -1, 7, -1, -1])
     child1 = np.array([2, 4, 6, -1, -1, -1, 8, -1, -1])
     value = np.array([0, 0, 0, 1.5, 100.0, -2.0, 0, 100.0, 3.0])
-    nodes = trees._Nodes(3, feature, child0, child1, value, offset=0.25)
+    nodes = trees.Nodes(3, feature, child0, child1, value, offset=0.25)
     inputs = all_inputs(3, dtype=torch.float64).numpy()
     spec = trees._transform(nodes, tol=1e-12)
     np.testing.assert_allclose(

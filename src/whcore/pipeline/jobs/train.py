@@ -149,10 +149,10 @@ class TrainSpec(JobSpec):
     FOLDERS, DEVICE = True, True
 
     method: str
-    grid: list
     data: DataSplit
     training: Training
     outputs: dict
+    grid: list = dataclasses.field(default_factory=lambda: [{}])  # one: the method's defaults
     spectrum: bool = False
     labels: dict = dataclasses.field(default_factory=dict)
 
