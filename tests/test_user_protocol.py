@@ -16,6 +16,7 @@ from whcore.data import custom
 from whcore.data.folds import SCHEMES
 from whcore.data.loading import load_table_split
 from whcore.data.parsers import RawFormatError
+from whcore.pipeline.jobs.spec import DataSplit
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -56,7 +57,7 @@ def test_the_files_fold_columns_are_held_out_exactly(tmp_path):
     np.testing.assert_allclose(frame["y"], table["DMS_score"])
     for scheme in SCHEMES:
         for fold in range(5):
-            data, _ = load_table_split(fold_data(out, scheme, fold))
+            data, _ = load_table_split(DataSplit.from_dict(fold_data(out, scheme, fold)))
             expected = table[table[scheme] == fold]
             # the held-out rows are exactly the file's rows of that fold (y values distinct
             # enough to tell rows apart only together with their genotype)

@@ -54,7 +54,7 @@ def _pool_size(data, n: int) -> int:
 
 
 def load_job_data(data) -> tuple[Data, SparseTarget | None, int]:
-    """The splits of a spec's ``data`` (a ``whcore.pipeline.jobs.split.DataSplit``), the g* of
+    """The splits of a spec's ``data`` (a ``whcore.pipeline.jobs.spec.DataSplit``), the g* of
     synthetic data (else None) and the unit's seed (``unit_seed``: a table is named by its
     file's stem, the dataset's name)."""
     if data.source == "synthetic":

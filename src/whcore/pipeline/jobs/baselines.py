@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .spec import JobSpec
-from .split import DataSplit
+from .spec import DataSplit, JobSpec
 
 __all__ = ["BaselinesSpec"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .spec import JobSpec
-from .split import DataSplit
+from .spec import DataSplit, JobSpec
 
 __all__ = ["EpistasisSpec"]
 

@@ -12,14 +12,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import types
 import typing
 from pathlib import Path
 from typing import ClassVar
 
+from ...data.folds import FOLDS, SCHEMES
 from ..canonical import canonical, canonical_json, read_yaml
 
-__all__ = ["Fields", "JobSpec", "SpecError", "optional", "read_spec"]
+__all__ = [
+    "DEVICE_ENV",
+    "DataSplit",
+    "Fields",
+    "HeldOutFold",
+    "JobSpec",
+    "SpecError",
+    "device_options",
+    "optional",
+    "read_spec",
+]
+
+DEVICE_ENV = "WHCORE_DEVICE"
 
 
 class SpecError(ValueError):
@@ -127,6 +141,89 @@ class Fields:
         return canonical(out)
 
 
+# --- the split a job trains and evaluates on (the same for networks and baselines) ----------------
+
+SOURCES = ("synthetic", "table")  # a g* file from `whcore target`, or a binarized Parquet
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldOutFold(Fields):
+    """A held-out fold of ProteinGym's supervised protocol (``whcore.data.folds``): test is
+    every row of fold ``fold`` under ``scheme`` (the table's folds, from its metadata),
+    validation a seeded ``val_fraction`` of the other folds' rows, train the rest."""
+
+    scheme: str
+    fold: int
+    val_fraction: float = 0.2
+
+    def check(self, source: str) -> None:
+        if self.scheme not in SCHEMES:
+            raise SpecError(
+                f"{source}: field data.folds.scheme: {self.scheme!r} is not one of {list(SCHEMES)}"
+            )
+        if not 0 <= self.fold < FOLDS:
+            raise SpecError(f"{source}: field data.folds.fold: {self.fold} is not 0 to {FOLDS - 1}")
+        if not 0 < self.val_fraction < 1:
+            raise SpecError(
+                f"{source}: field data.folds.val_fraction: {self.val_fraction} is not in (0, 1)"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSplit(Fields):
+    """The split a job trains and evaluates on (the same for networks and baselines): a
+    subsample of ``train_size`` rows with validation and test by size, or a held-out fold of
+    ProteinGym's protocol (``folds``), whose training rows are the other folds'."""
+
+    path: str
+    data_seed: int
+    train_size: int | None = optional(None)
+    source: str = "table"  # a g* file from `whcore target` (synthetic) or a Parquet (table)
+    val_size: int | str = "rest"  # a count, or rest
+    test_size: int | str = 0
+    standardize: bool = False
+    folds: HeldOutFold | None = optional(None)
+
+    def check(self, source: str) -> None:
+        if (self.train_size is None) == (self.folds is None):
+            raise SpecError(
+                f"{source}: field data: give train_size (a subsample) or folds (a held-out "
+                "fold), exactly one"
+            )
+        if self.source not in SOURCES:
+            raise SpecError(f"{source}: field data.source: {self.source!r} is not one of {SOURCES}")
+        if self.train_size is not None and self.train_size < 1:
+            raise SpecError(f"{source}: field data.train_size: {self.train_size} is not >= 1")
+        for key in ("val_size", "test_size"):
+            size = getattr(self, key)
+            if size != "rest" and not (isinstance(size, int) and size >= 0):
+                raise SpecError(f"{source}: field data.{key}: {size!r} is not a count or rest")
+        if not 0 <= self.data_seed < 2**32:
+            raise SpecError(
+                f"{source}: field data.data_seed: {self.data_seed} is not 0 to 2^32 - 1"
+            )
+        if self.folds is not None and self.source != "table":
+            raise SpecError(f"{source}: field data.folds: needs source table, not {self.source}")
+
+    def identity(self, data) -> dict:
+        """The columns naming this split in every record of a job on it (``data``: its
+        ``whcore.core.arrays.Data``): train size and data seed, and for a held-out fold the
+        scheme, the fold and the sizes its folds gave."""
+        if self.folds is None:
+            return {"train_size": self.train_size, "data_seed": self.data_seed}
+        return {
+            "scheme": self.folds.scheme,
+            "fold": self.folds.fold,
+            "train_size": len(data.y_train),
+            "val_size": len(data.y_val),
+            "test_size": len(data.y_test),
+            "data_seed": self.data_seed,
+        }
+
+
+# --- the spec of a kind of job -------------------------------------------------------------------
+
+
 class JobSpec(Fields):
     """A job's spec: a kind's fields and ``outputs`` ({role: path}), and what the kind is to the
     plan, the rules and the command line (its class attributes). A kind's module subclasses it
@@ -190,6 +287,18 @@ class JobSpec(Fields):
         raise NotImplementedError(f"job kind {self.KIND} has no run function")
 
     @classmethod
+    def execute(cls, args) -> None:
+        """A job started by its subcommand: its spec read and checked, its outputs checked
+        (the guarded writer), its device set up where it has one, then ``run``."""
+        from .writer import Outputs
+
+        spec = cls.read(args.spec)
+        outputs = Outputs(spec)
+        if cls.DEVICE:
+            _set_up_device(args)
+        spec.run(args, outputs)
+
+    @classmethod
     def read(cls, text: str | Path):
         """The spec of ``--spec`` (a JSON string or a YAML/JSON file's path)."""
         source = "--spec" if isinstance(text, str) and text.lstrip().startswith("{") else str(text)
@@ -202,3 +311,31 @@ class JobSpec(Fields):
 def tables_option(parser, help: str) -> None:
     """--tables: the Parquet tables a job reads, beside its spec."""
     parser.add_argument("--tables", nargs="+", required=True, help=help)
+
+
+def device_options(parser) -> None:
+    """--device and --threads, for a kind that runs on a device."""
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="CPU threads for PyTorch (the job's share of cores; 0: PyTorch's default)",
+    )
+    parser.add_argument(
+        "--device",
+        default=os.environ.get(DEVICE_ENV, "auto"),
+        help=f"auto (CUDA when present; with several GPUs a free one), cpu, cuda or cuda:K "
+        f"(default: ${DEVICE_ENV} or auto)",
+    )
+
+
+def _set_up_device(args) -> None:
+    """The job's threads and its device, chosen once (``args.device`` becomes the device's
+    name, e.g. ``cuda:1`` for a GPU claimed among several)."""
+    import torch
+
+    from ...core.devices import choose_device
+
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    args.device = str(choose_device(args.device, log=lambda msg: print(msg, flush=True)))

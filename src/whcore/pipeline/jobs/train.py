@@ -44,8 +44,7 @@ import pandas as pd
 from ...core.methods import METHOD_INFO, PRECISIONS, configuration_schema
 from ...core.settings import TrainConfig
 from ..canonical import param_tag
-from .spec import Fields, JobSpec, SpecError
-from .split import DataSplit
+from .spec import DataSplit, Fields, JobSpec, SpecError
 
 if TYPE_CHECKING:
     from ...data.synthetic import SparseTarget
