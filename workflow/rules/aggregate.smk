@@ -28,7 +28,7 @@ for experiment, summary in AGGREGATIONS.items():
         params:
             spec=CONTRACT.spec_of(aggregate_outputs(experiment)[0]),
         shell:
-            aggregate_shell(experiment)
+            AGGREGATE_SHELL
 
     # A rule's docstring must be a plain string (see figures.smk).
     workflow.get_rule(f"aggregate_{experiment}").docstring = summary

@@ -10,6 +10,7 @@ from whcore.data.datasets import REGISTRY
 from whcore.data.download import mirror_warning
 from whcore.pipeline.config import ConfigError, protocol_datasets, user_datasets
 from whcore.pipeline.contract import load_contract
+from whcore.pipeline.jobs.aggregate import ROLES as AGGREGATE_ROLES
 from whcore.pipeline.jobs.aggregate import TABLES as AGGREGATE_TABLES
 from whcore.pipeline.families import BASELINES
 from whcore.pipeline.figures.registry import DATASET_FIGURES, FIGURES
@@ -95,19 +96,24 @@ def raw_file(wildcards):
 
 
 def aggregate_inputs(experiment):
-    """An input function: an aggregation's inputs by role, and the logs of its training jobs
-    (the protocol's: those of the dataset of its wildcard). Snakemake forgives an input newer
-    than the outputs whose checksum is the one recorded when the job ran, but it cannot
-    checksum a folder: the training folders are `ancient` (new timestamps, as in a copy of the
-    run folder, never replan the aggregation) and each training job's log, a small file
-    rewritten whenever the job runs, carries the dependency instead."""
+    """An input function: an aggregation's inputs by role (every role of `whcore aggregate`,
+    empty where the experiment has none), and the logs of its training jobs (the protocol's:
+    those of the dataset of its wildcard). Snakemake forgives an input newer than the outputs
+    whose checksum is the one recorded when the job ran, but it cannot checksum a folder: the
+    training folders are `ancient` (new timestamps, as in a copy of the run folder, never
+    replan the aggregation) and each training job's log, a small file rewritten whenever the
+    job runs, carries the dependency instead."""
 
     def inputs_of(wildcards):
         inputs = CONTRACT.aggregate_inputs(experiment, wildcards.get("dataset"))
         return {
             **{
-                role: ancient(paths) if role in ("runs", "spectra") else paths
-                for role, paths in inputs.items()
+                role: (
+                    ancient(inputs.get(role, []))
+                    if role in ("runs", "spectra")
+                    else inputs.get(role, [])
+                )
+                for role in AGGREGATE_ROLES
             },
             "training_logs": [LAYOUT.log(path) for path in inputs["runs"]],
         }
@@ -128,12 +134,14 @@ def aggregate_log(experiment):
     )
 
 
-def aggregate_shell(experiment):
-    """`whcore aggregate` with one option per input role (runs, spectra, targets, baselines)."""
-    roles = " ".join(
-        f"--{role} {{input.{role}:q}}" for role in CONTRACT.aggregate_inputs(experiment)
-    )
-    return f"whcore aggregate --spec {{params.spec:q}} {roles} > {{log:q}} 2>&1"
+# `whcore aggregate` with one option per input role (an empty role passes no file). One
+# command for every experiment: Snakemake evaluates a rule's shell command again when the job
+# runs, when a loop variable no longer names the rule's experiment.
+AGGREGATE_SHELL = (
+    "whcore aggregate --spec {params.spec:q} "
+    + " ".join(f"--{role} {{input.{role}:q}}" for role in AGGREGATE_ROLES)
+    + " > {log:q} 2>&1"
+)
 
 
 def figure_stem(figure_id):
