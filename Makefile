@@ -44,7 +44,7 @@ lint: install
 	$(BIN)/ruff check src tests benchmarks envs
 	$(BIN)/ruff format --check src tests benchmarks envs
 	$(BIN)/snakefmt --check Snakefile workflow
-	$(BIN)/snakemake --lint --configfile tests/workflow/tiny.yaml -d "$$(mktemp -d)"
+	$(BIN)/snakemake --lint --configfile .test/config.yaml -d "$$(mktemp -d)"
 
 test: lint
 	$(BIN)/python -m pytest

@@ -29,9 +29,10 @@ import numpy as np
 import torch
 
 from whcore.core import spright
+from whcore.core.arrays import Data
 from whcore.core.devices import pick_device
 from whcore.core.io import atomic_path
-from whcore.core.training import Data, TrainConfig, train
+from whcore.core.training import TrainConfig, train
 from whcore.data.synthetic import random_sparse, sample_inputs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,9 +5,8 @@ size and data seed; synthetic: one (n, c), draw and data seed outside the timed 
 configuration of every method is trained twice, each time as separate ``whcore train``
 processes, as a workflow would run them:
 
-- one per job: one process per configuration (the job granularity before grouping: spectrum
-  jobs stack their seeds, synthetic jobs train their seeds one after another, as the paper
-  config did), and
+- one per job: one process per configuration (spectrum jobs stack their seeds, synthetic jobs
+  train their seeds one after another), and
 - grouped: one process per group (every lam / rho of one method and b, all seeds, one stacked
   model), the specs the workflow now runs.
 
@@ -45,8 +44,7 @@ import pandas as pd
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from whcore.pipeline.jobs import run_job
-from whcore.pipeline.jobspec import TrainSpec
+from whcore.pipeline.jobs.train import TrainSpec, run_job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_jobs import materialize, paper_contract  # noqa: E402
@@ -76,7 +74,7 @@ def cell_jobs(contract, experiment: str, epochs: int, tmp: Path, methods) -> lis
 
 
 def one_per_job(spec: dict, experiment: str) -> list[dict]:
-    """The group's configurations as the jobs they were before grouping."""
+    """The group's configurations, one job each."""
     singles = []
     for params in spec["grid"]:
         single = copy.deepcopy(spec)

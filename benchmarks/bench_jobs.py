@@ -36,8 +36,7 @@ import torch
 
 from whcore.data.synthetic import degree_ladder, random_sparse
 from whcore.pipeline.contract import Contract, load_contract
-from whcore.pipeline.jobs import run_job
-from whcore.pipeline.jobspec import TrainSpec
+from whcore.pipeline.jobs.train import TrainSpec, run_job
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -102,7 +101,7 @@ def job_groups(contract: Contract, methods=()) -> list[tuple[tuple, list]]:
             experiment = job.labels["experiment"]
             dataset = job.spec.labels["dataset"] if experiment == "real" else ""
             group = Path(job.spec.outputs["records"]).parent.name  # b7, m7, default
-            stacked = "stacked" if job.spec.training["vectorize"] else "one by one"
+            stacked = "stacked" if job.spec.training.vectorize else "one by one"
             groups[(experiment, dataset, job.spec.method, group, stacked)].append(job)
     return sorted(groups.items(), key=lambda kv: (kv[0][2] == "ens", kv[0]))
 

@@ -25,8 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_grouped import CELLS, cell_jobs  # noqa: E402
 from bench_jobs import paper_contract  # noqa: E402
 
-from whcore.pipeline.jobs import run_job  # noqa: E402
-from whcore.pipeline.jobspec import TrainSpec  # noqa: E402
+from whcore.pipeline.jobs.train import TrainSpec, run_job  # noqa: E402
 
 GROUPS = {"spectrum": 7, "synthetic": 10}  # the HashWH b of each experiment's job
 

@@ -33,7 +33,7 @@ GROUP_SIZES = [4, 4, 2, 3, 3, 3, 3, 2, 4, 4, 2, 2, 2, 2]  # SGEMM's 14 parameter
 def load_sgemm(rows: int, seed: int = 0):
     """(x, y, source): the real binarized SGEMM if reachable, else a same-shape stand-in."""
     from whcore.data import datasets
-    from whcore.pipeline.jobs import standardize
+    from whcore.data.loading import standardize
 
     mirror = os.environ.get("WHCORE_DATA_MIRROR") or ROOT.parent / "shared" / "datasets" / "raw"
     try:

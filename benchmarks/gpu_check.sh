@@ -38,14 +38,14 @@ step() {  # step SECONDS NAME COMMAND...: run with a time limit, log, never stop
   echo "== $name: exit ${PIPESTATUS[0]} after $((SECONDS - start))s" | tee -a "$log"
 }
 
-if ! "$PY" -c 'import whcore.pipeline.jobspec' 2>/dev/null; then
+if ! "$PY" -c 'import whcore.pipeline.jobs' 2>/dev/null; then
   echo "installing whcore from this checkout (offline)" | tee -a "$log"
   if [ -d .whcore/device/wheels ]; then
     "$PY" -m pip install --quiet --no-index --find-links .whcore/device/wheels jsonschema 2>&1 |
       tee -a "$log"
   fi
   "$PY" -m pip install --quiet --no-build-isolation --no-deps -e . 2>&1 | tee -a "$log"
-  "$PY" -c 'import whcore.pipeline.jobspec' 2>&1 | tee -a "$log" || {
+  "$PY" -c 'import whcore.pipeline.jobs' 2>&1 | tee -a "$log" || {
     echo "whcore cannot be imported: run benchmarks/gpu_prepare.sh and carry .whcore/device" |
       tee -a "$log"
     exit 1

@@ -1,4 +1,4 @@
-"""The speed benchmarks of issue 8, in one run: ratios against baselines measured side by side.
+"""The speed benchmarks, in one run: ratios against baselines measured side by side.
 
     python benchmarks/run.py [--quick] [--device cuda] [--out benchmarks/results/bench.json]
                              [--parts fwht,step,ens,vectorize,workflow] [--skip-workflow]
@@ -50,11 +50,12 @@ import numpy as np
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from whcore.core.arrays import Data
 from whcore.core.devices import pick_device
 from whcore.core.io import atomic_path
 from whcore.core.models import MLP
 from whcore.core.regularizers import Context, Regularizer, make_regularizer
-from whcore.core.training import Data, TrainConfig, make_optimizer, step, train
+from whcore.core.training import TrainConfig, make_optimizer, step, train
 from whcore.core.wht import _butterflies, fwht, hadamard_matrix
 from whcore.data import datasets
 
@@ -417,7 +418,7 @@ def spectrum_job():
     """The spectrum-evolution job: g* on n = 10 (degree <= 5), train 200, validation the rest,
     and its per-epoch exact-spectrum callback."""
     from whcore.data.synthetic import random_sparse, sample_inputs
-    from whcore.pipeline.jobs import _spectrum_callback
+    from whcore.pipeline.jobs.train import _spectrum_callback
 
     target = random_sparse(10, 10, 5, seed=0)
     x = sample_inputs(10, 2**10, 0)
@@ -429,7 +430,7 @@ def spectrum_job():
 def entacmaea_job():
     """Entacmaea (n = 13): train 200, validation and test the rest, y standardized; a
     synthetic stand-in of the same shape if the data cannot be read."""
-    from whcore.pipeline.jobs import split_data
+    from whcore.data.loading import split_data
 
     try:
         frame = datasets.load("entacmaea", ROOT / "resources", mirror=MIRROR)

@@ -94,7 +94,7 @@ def real_dataset(data_mirror, tmp_path_factory):
 # --- Snakemake (one runner for every workflow test) ----------------------------------------------
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+TINY = REPO / ".test" / "config.yaml"
 
 
 def snakemake_env(**extra) -> dict:
@@ -156,7 +156,7 @@ def run_snakemake(
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory, data_mirror) -> Path:
-    """The working folder of one finished run of tests/workflow/tiny.yaml (results/tiny/),
+    """The working folder of one finished run of .test/config.yaml (results/tiny/),
     made once per session (minutes of CPU): the workflow's and the bundle's tests share it."""
     workdir = tmp_path_factory.mktemp("tiny")
     run_snakemake(

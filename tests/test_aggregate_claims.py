@@ -20,6 +20,7 @@ def records(method, lam, seed, val, test, status=None):
             "data_seed": 0,
             "epoch": range(epochs),
             "epoch_time": 1.0,
+            "stack_size": 1,
             "val_mse": val,
             "val_r2": 1 - np.asarray(val),
             "test_r2": test,

@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from whcore.data.loading import load_job_data
 from whcore.data.splits import unit_seed, unit_split
 from whcore.pipeline import baselines
 from whcore.pipeline.cli import main
-from whcore.pipeline.jobs import load_job_data
+from whcore.pipeline.jobs.spec import DataSplit
 
 SIZES = {"train": 60, "val": 60, "test": 60}
 
@@ -91,7 +92,7 @@ def test_rows_and_records_match_the_network_jobs(tmp_path):
     # The networks' loader sees the same rows: the Lasso fitted on its train split predicts the
     # same validation MSE as the baseline job reports.
     data, _, _ = load_job_data(
-        {
+        DataSplit.from_dict({
             "source": "table",
             "path": str(path),
             "train_size": 60,
@@ -99,8 +100,8 @@ def test_rows_and_records_match_the_network_jobs(tmp_path):
             "test_size": "rest",
             "data_seed": 3,
             "standardize": True,
-        }
-    )
+        })
+    )  # fmt: skip
     lasso = baselines.make_model("lasso", {"alpha": 1e-3}, seed=0).fit(data.x_train, data.y_train)
     mine = baselines.run_baselines(
         path, "lasso", 60, 60, "rest", 3, True, {"alpha": [1e-3]}, log=lambda m: None

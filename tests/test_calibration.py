@@ -232,8 +232,8 @@ def test_overfitting_claim_holds_at_most_at_its_level_on_autocorrelated_noise(ph
 
 
 def old_rise_after_minimum(curve: np.ndarray) -> float:
-    """The statistic this project used before: the minimum located on the even epochs of a
-    curve (smoothed), the rise measured on its odd epochs. Kept here to show it fails."""
+    """A tempting statistic: the minimum located on the even epochs of a curve (smoothed), the
+    rise measured on its odd epochs. Kept here to show it fails."""
     even, odd = curve[0::2], curve[1::2]
     window = max(3, len(even) // 20)
     smooth = np.convolve(even, np.ones(window) / window, mode="valid")

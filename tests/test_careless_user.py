@@ -47,7 +47,7 @@ def _run_train(spec: str) -> int:
 
 def test_a_hand_spec_never_replaces_a_users_folder_or_file(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert whcore(["synthetic", "--spec", _target(tmp_path / "g.json")]) == 0
+    assert whcore(["target", "--spec", _target(tmp_path / "g.json")]) == 0
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "thesis.txt").write_text("three years")
@@ -67,12 +67,12 @@ def test_a_hand_spec_never_replaces_a_users_folder_or_file(tmp_path, monkeypatch
     # a file of the user's named as a baselines' or a target's output
     notes = tmp_path / "notes.json"
     notes.write_text('{"mine": 1}')
-    assert whcore(["synthetic", "--spec", _target(notes)]) == 2
+    assert whcore(["target", "--spec", _target(notes)]) == 2
     assert "notes.json: an existing file that no whcore job wrote" in capsys.readouterr().err
     assert notes.read_text() == '{"mine": 1}'
 
     # what a job wrote is replaced on a rerun: a records folder, a g* target
-    assert whcore(["synthetic", "--spec", _target(tmp_path / "g.json")]) == 0
+    assert whcore(["target", "--spec", _target(tmp_path / "g.json")]) == 0
     assert _run_train(_train(tmp_path / "g.json", "out/runs", "out/spectra")) == 0
     assert _run_train(_train(tmp_path / "g.json", "out/runs", "out/spectra")) == 0
     assert [p.name for p in (tmp_path / "out/runs").iterdir()] == ["default.parquet"]

@@ -13,7 +13,7 @@ from whcore.pipeline.schema import SCHEMA_PATH, render
 
 ROOT = Path(__file__).parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
-TINY = ROOT / "tests/workflow/tiny.yaml"
+TINY = ROOT / ".test/config.yaml"
 
 
 def load(path: Path = TINY) -> dict:
@@ -21,7 +21,7 @@ def load(path: Path = TINY) -> dict:
 
 
 def changed(key: str, value: str) -> dict:
-    """tiny.yaml with the dotted ``key`` set to ``value``, written as YAML (.nan, .inf)."""
+    """The tiny configuration with the dotted ``key`` set to ``value``, written as YAML (.nan, .inf)."""
     config = load()
     *parents, last = key.split(".")
     section = config
@@ -36,7 +36,7 @@ def validate(config: dict) -> None:
 
 
 def assert_own_dataset_refused(entry: str, key: str, words: str) -> None:
-    """tiny.yaml with ``real.datasets`` set to ``entry`` is refused in one line that starts
+    """The tiny configuration with ``real.datasets`` set to ``entry`` is refused in one line that starts
     with the config ``key`` and says ``words``."""
     from whcore.pipeline.config import ConfigError
 
@@ -120,7 +120,7 @@ def test_edge_values_are_accepted(key, value):
 
 @pytest.mark.parametrize(
     "path",
-    ["tests/workflow/tiny.yaml", "config/quick.yaml", "config/faithful.yaml",
+    [".test/config.yaml", "config/quick.yaml", "config/faithful.yaml",
      "config/workstation.yaml", "config/config.yaml"],
 )  # fmt: skip
 def test_shipped_configs_validate(path):

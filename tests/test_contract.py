@@ -14,18 +14,15 @@ from whcore.core.settings import TrainConfig
 from whcore.pipeline.canonical import canonical, canonical_json, method_grid, param_tag
 from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.figures.registry import FIGURES, PAPER_FIGURES
-from whcore.pipeline.jobspec import (
-    KINDS,
-    AblationSpec,
-    FigureSpec,
-    SpecError,
-    TargetSpec,
-    training_defaults,
-)
+from whcore.pipeline.jobs import KINDS, SpecError
+from whcore.pipeline.jobs.ablation import AblationSpec
+from whcore.pipeline.jobs.figure import FigureSpec
+from whcore.pipeline.jobs.target import TargetSpec
+from whcore.pipeline.jobs.train import training_defaults
 from whcore.pipeline.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = REPO / "tests" / "workflow" / "tiny.yaml"
+TINY = REPO / ".test" / "config.yaml"
 
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -97,8 +94,11 @@ def test_a_spec_holds_what_determines_the_result_only():
     train = next(job for job in contract().jobs.values() if job.kind == "train")
     assert set(train.spec.to_dict()) == {"labels", "method", "grid", "data", "training", "spectrum",
                                "outputs"}  # fmt: skip
-    assert "device" not in train.spec.training and "log_every" not in train.spec.training
-    assert train.spec.training["lr"] == 0.01  # defaults filled: one spec per job
+    assert (
+        "device" not in train.spec.training.to_dict()
+        and "log_every" not in train.spec.training.to_dict()
+    )
+    assert train.spec.training.lr == 0.01  # defaults filled: one spec per job
     same = contract(device="cuda", log_every=1, train_threads=2, data_mirror="/elsewhere")
     assert {p: j.spec_json for p, j in same.jobs.items()} == {
         p: j.spec_json for p, j in contract().jobs.items()
@@ -165,17 +165,17 @@ def test_timed_cells_train_one_model_at_a_time():
             else False
         )
         if timed:
-            assert job.spec.training["vectorize"] is False, job.spec.outputs
+            assert job.spec.training.vectorize is False, job.spec.outputs
     synthetic = [j for j in jobs if j.labels["experiment"] == "synthetic"]
-    assert any(j.spec.training["vectorize"] for j in synthetic)
+    assert any(j.spec.training.vectorize for j in synthetic)
 
 
 def test_reduced_precision_is_a_training_setting_of_the_spec():
     jobs = contract(**{"spectrum.training.precision": "bf16"}).jobs.values()
     specs = [j.spec for j in jobs if j.kind == "train" and j.labels["experiment"] == "spectrum"]
-    assert specs and all(s.training["precision"] == "bf16" for s in specs)
+    assert specs and all(s.training.precision == "bf16" for s in specs)
     others = [j.spec for j in jobs if j.kind == "train" and j.labels["experiment"] == "real"]
-    assert all(s.training["precision"] == "fp32" for s in others)  # the default
+    assert all(s.training.precision == "fp32" for s in others)  # the default
     with pytest.raises(Exception, match="precision"):
         contract(**{"spectrum.training.precision": "fp16"})
 

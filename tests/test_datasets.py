@@ -15,8 +15,9 @@ from whcore.core.io import read_parquet_metadata
 from whcore.core.wht import all_inputs
 from whcore.data import datasets
 from whcore.data.download import sha256_of
+from whcore.data.loading import load_job_data
 from whcore.pipeline.cli import main
-from whcore.pipeline.jobs import load_job_data
+from whcore.pipeline.jobs.spec import DataSplit
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -265,8 +266,8 @@ def test_standardize_over_the_whole_dataset_before_splitting(real_dataset):
     y = torch.tensor(data.frame["y"].to_numpy())
     reference = ((y - y.mean()) / torch.std(y)).numpy()
     split = datasets.split("entacmaea", 40, 2)
-    standardized, _, _ = load_job_data({**spec, "standardize": True})
+    standardized, _, _ = load_job_data(DataSplit.from_dict({**spec, "standardize": True}))
     for part, idx in (("train", split.train), ("val", split.val), ("test", split.test)):
         np.testing.assert_allclose(getattr(standardized, f"y_{part}"), reference[idx], rtol=1e-12)
-    raw, _, _ = load_job_data({**spec, "standardize": False})
+    raw, _, _ = load_job_data(DataSplit.from_dict({**spec, "standardize": False}))
     np.testing.assert_array_equal(raw.y_train, y.numpy()[split.train])

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from whcore.core.arrays import Data
 from whcore.core.regularizers import Context, make_regularizer
 from whcore.core.rng import derive_seed
 from whcore.core.spright import SprightDesign
-from whcore.core.training import Data, TrainConfig, train
+from whcore.core.training import TrainConfig, train
 from whcore.data.synthetic import random_sparse, sample_inputs
 
 CPU = torch.device("cpu")

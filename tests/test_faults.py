@@ -48,7 +48,7 @@ def run_snakemake(workdir, config, *args, env=None) -> subprocess.CompletedProce
 
 
 def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:
-    """tests/workflow/tiny.yaml cut to the spectrum experiment: one g*, one train size."""
+    """.test/config.yaml cut to the spectrum experiment: one g*, one train size."""
     config = yaml.safe_load(TINY.read_text())
     for experiment in ("synthetic", "real", "ablation", "entacmaea_energy"):
         config[experiment]["enabled"] = False
@@ -149,7 +149,7 @@ def leftovers(path: Path) -> list[Path]:
 def test_sigkill_mid_training_leaves_no_output(tmp_path):
     """`whcore train` killed with SIGKILL while training (what `scancel` or an OOM kill does):
     neither the output nor a half-written temporary file is left."""
-    assert whcore(["synthetic", "--spec", target_spec(tmp_path / "g.json")]) == 0
+    assert whcore(["target", "--spec", target_spec(tmp_path / "g.json")]) == 0
     spec = {
         "method": "standard",
         "spectrum": True,
@@ -314,7 +314,7 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     keeps a variant whose every configuration diverged as a diverged row, and the claims and
     figures that read the tables still build."""
     target = tmp_path / "draw0.json"  # the g* of dataset draw0 (tables match them by name)
-    assert whcore(["synthetic", "--spec", target_spec(target)]) == 0
+    assert whcore(["target", "--spec", target_spec(target)]) == 0
     runs, spectra = [], []
     for method, params in [
         ("standard", {}),
@@ -324,7 +324,7 @@ def test_diverged_runs_are_recorded_counted_and_reported(tmp_path, capsys):
     ]:
         spec = {
             "method": method,
-            "params": params,
+            "grid": [params],
             "spectrum": True,
             "labels": {"experiment": "spectrum", "dataset": "draw0", "draw": 0},
             "data": {"source": "synthetic", "path": str(target), "train_size": 30, "data_seed": 0},

@@ -19,7 +19,8 @@ from whcore.core.footprint import (
     training_bytes,
 )
 from whcore.pipeline.contract import load_contract
-from whcore.pipeline.plan import _memory_mb
+from whcore.pipeline.contract.base import memory_mb
+from whcore.pipeline.jobs.train import Training
 
 SCHEMA = str(REPO / "workflow/schemas/config.schema.yaml")
 BIN = Path(sys.executable).parent
@@ -38,12 +39,12 @@ def test_every_training_job_of_the_paper_grid_asks_for_at_least_its_lower_bound(
     ]
     assert ens
     for job in ens:
-        training = job.spec.training
+        training = job.spec.training.to_dict()
         stacked = training["vectorize"]  # timed cells train one network at a time
         members = len(training["seeds"]) * len(job.spec.grid) if stacked else 1
         rows = step_rows("ens", job.spec.grid, 100, training["batch_size"])
         assert job.mem_mb * MiB >= training_bytes(100, training["width"], members, rows)
-    # the largest one: 16.6 GB by the lower bound alone (issue text), so the request is larger
+    # the largest one: 16.6 GB by the lower bound alone, so the request is larger
     assert max(job.mem_mb for job in ens) * MiB > 16.6e9
 
 
@@ -59,7 +60,7 @@ def test_the_request_covers_the_peak_of_a_real_training_process(tmp_path):
     memory of the process stays below what the job would ask for."""
     target = tmp_path / "g.json"
     subprocess.run(
-        [str(BIN / "whcore"), "synthetic", "--spec", json.dumps({
+        [str(BIN / "whcore"), "target", "--spec", json.dumps({
             "family": "random_sparse", "n": 12, "max_degree": 3, "k": 10, "seed": 0,
             "outputs": {"target": str(target)},
         })],
@@ -89,7 +90,7 @@ def test_the_request_covers_the_peak_of_a_real_training_process(tmp_path):
     )  # fmt: skip
     peak_kib = int(done.stdout.split()[-1])
     assert peak_kib > 100 * 1024  # PyTorch alone takes more: the child's peak was measured
-    asked = _memory_mb("fullwh", grid, training, 400, 12)
+    asked = memory_mb("fullwh", grid, Training.from_dict(training), 400, 12)
     assert asked * 1024 > peak_kib, (asked, peak_kib / 1024)
 
 

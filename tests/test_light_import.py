@@ -117,14 +117,14 @@ def test_the_command_without_the_pipeline_extra_names_the_extra():
     """`pip install whcore` alone installs the `whcore` command too: it must say what to install,
     not end in a traceback."""
     code = (
-        "import sys; sys.modules['jsonschema'] = None\n"  # as if the extra were not installed
+        "import sys; sys.modules['yaml'] = None\n"  # as if the extra were not installed
         "from whcore.command import main\n"
         "sys.exit(main(['--version']))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip() == (
-        "whcore: the command line needs the pipeline extra (no module 'jsonschema'): "
+        "whcore: the command line needs the pipeline extra (no module 'yaml'): "
         "pip install 'whcore[pipeline]'"
     )
     assert "Traceback" not in result.stderr

@@ -13,7 +13,9 @@ import pytest
 
 from whcore.core.io import write_parquet
 from whcore.pipeline.guards import PARENT_ENV
-from whcore.pipeline.jobcommands import _write_table
+from whcore.pipeline.jobs.entacmaea_energy import EntacmaeaEnergySpec
+from whcore.pipeline.jobs.target import TargetSpec
+from whcore.pipeline.jobs.writer import Outputs
 
 
 def _table(path, rows=2000, n=12):
@@ -38,9 +40,8 @@ def _baselines_spec(tmp_path, n_estimators: int) -> str:
 
 
 def test_a_baselines_job_stops_when_its_snakemake_is_killed(tmp_path):
-    """The fault of issue 23's first probe: Snakemake SIGKILLed while `whcore baselines` runs.
-    The job must exit (status 3) within seconds and write nothing; before, it ran on and wrote
-    its result later, over the newer run's."""
+    """Snakemake SIGKILLed while `whcore baselines` runs: the job must exit (status 3) within
+    seconds and write nothing, never write its result later over a newer run's."""
     parent = subprocess.Popen(["sleep", "600"])  # stands in for the Snakemake process
     env = {**os.environ, PARENT_ENV: str(parent.pid)}
     command = [sys.executable, "-m", "whcore.pipeline.cli", "baselines", "--threads", "1"]
@@ -65,12 +66,35 @@ def test_a_baselines_job_stops_when_its_snakemake_is_killed(tmp_path):
 
 
 def test_a_table_written_meanwhile_for_another_spec_is_kept(tmp_path):
-    path = tmp_path / "records.parquet"
-    started = time.time() - 1
-    write_parquet(pd.DataFrame({"a": [1]}), path, {"spec": {"grid": {"n_estimators": [5]}}})
-    mine = {"spec": {"grid": {"n_estimators": [40000]}}}
+    path = tmp_path / "table.parquet"
+    spec = EntacmaeaEnergySpec.from_dict({"data": "d.parquet", "outputs": {"table": str(path)}})
+    outputs = Outputs(spec)
+    outputs.started -= 1  # this job started a second ago; another job wrote its table since
+    write_parquet(pd.DataFrame({"a": [1]}), path, {"spec": {"top": 5}})
     with pytest.raises(RuntimeError, match="written by another job for a different spec"):
-        _write_table(pd.DataFrame({"a": [2]}), str(path), mine, started)
+        outputs.table("table", pd.DataFrame({"a": [2]}))
     assert pd.read_parquet(path)["a"].tolist() == [1]
-    _write_table(pd.DataFrame({"a": [3]}), str(path), mine, time.time() + 1)  # older: replaced
+    outputs.started = time.time() + 1  # the table is older than the job: replaced
+    outputs.table("table", pd.DataFrame({"a": [3]}))
     assert pd.read_parquet(path)["a"].tolist() == [3]
+
+
+def test_a_file_that_is_no_table_is_guarded_too(tmp_path):
+    """A g* file (JSON, no spec inside) written by another job while this one ran is kept."""
+    path = tmp_path / "g.json"
+    spec = TargetSpec.from_dict(
+        {
+            "family": "degree_ladder",
+            "n": 4,
+            "max_degree": 2,
+            "seed": 0,
+            "outputs": {"target": str(path)},
+        }
+    )
+    outputs = Outputs(spec)
+    outputs.started -= 1
+    path.write_text("{}")
+    with pytest.raises(RuntimeError, match="written by another job"):
+        with outputs.file(path) as tmp:
+            tmp.write_text("mine")
+    assert path.read_text() == "{}" and list(tmp_path.glob(".g.json.*")) == []

@@ -51,7 +51,7 @@ def test_readme_snakemake_commands_parse_and_plan(tmp_path):
         if "--report" in args:
             continue  # a report needs a finished run; its argument order is checked below
         if "--configfile" not in args:
-            args += ["--configfile", str(REPO / "tests/workflow/tiny.yaml")]
+            args += ["--configfile", str(REPO / ".test/config.yaml")]
         result = run_snakemake("-n", *args, workdir=tmp_path, env=env, check=False, cwd=REPO)
         assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}"
     for command in commands:  # targets first: --configfile and --config swallow what follows

@@ -7,13 +7,23 @@ import pytest
 
 from whcore.core.io import read_parquet_metadata
 from whcore.pipeline.cli import main
-from whcore.pipeline.jobspec import SpecError, load_spec, validate_spec
+from whcore.pipeline.jobs import SpecError
+from whcore.pipeline.jobs.train import TrainSpec
+
+
+def validate_spec(spec: dict) -> dict:
+    """The spec checked and filled in, as the plan and `whcore train` check it."""
+    return TrainSpec.from_dict(spec, "spec").to_dict()
+
+
+def load_spec(path) -> dict:
+    return TrainSpec.read(path).to_dict()
 
 
 def spec_for(target: Path, **overrides) -> dict:
     spec = {
         "method": "hashwh",
-        "params": {"lam": 0.01, "b": 4},
+        "grid": [{"lam": 0.01, "b": 4}],
         "data": {"source": "synthetic", "path": str(target), "train_size": 100, "data_seed": 0},
         "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 1},
         "outputs": {"records": str(target.parent / "runs" / "r.parquet")},
@@ -37,7 +47,7 @@ def target(tmp_path):
         "seed": 0,
         "outputs": {"target": str(path)},
     }
-    assert main(["synthetic", "--spec", json.dumps(spec)]) == 0
+    assert main(["target", "--spec", json.dumps(spec)]) == 0
     return path
 
 
@@ -55,7 +65,7 @@ def test_defaults_are_filled(target):
         ({"data.trian_size": 5}, "data"),
         ({"training.seeds": []}, "training.seeds"),
         ({"data.val_size": -3}, "data.val_size"),
-        ({"methd": "hashwh"}, "(top level)"),
+        ({"methd": "hashwh"}, "methd"),
     ],
 )
 def test_bad_specs_name_the_field(target, tmp_path, change, field):
@@ -117,13 +127,12 @@ def test_a_grid_job_writes_one_file_per_configuration(target, tmp_path):
     grid = [{"lam": 0.01, "b": 4}, {"lam": 1.0, "b": 4}]
     out = tmp_path / "grid"
     spec = spec_for(target, grid=grid, outputs={"records": str(out)})
-    del spec["params"]
     assert main(["train", "--spec", json.dumps(spec), "--device", "cpu"]) == 0
     assert sorted(p.name for p in out.iterdir()) == ["b4_lam0.01.parquet", "b4_lam1.parquet"]
     for params in grid:
         alone = tmp_path / f"alone{params['lam']}"
         assert main(["train", "--spec", json.dumps(spec_for(
-            target, params=params, outputs={"records": str(alone)}
+            target, grid=[params], outputs={"records": str(alone)}
         )), "--device", "cpu"]) == 0  # fmt: skip
         (written,) = alone.iterdir()
         together = pd.read_parquet(out / written.name)
@@ -143,19 +152,22 @@ def test_a_grid_job_writes_one_file_per_configuration(target, tmp_path):
 )
 def test_bad_grids_are_refused(target, tmp_path, capsys, grid, message):
     spec = spec_for(target, grid=grid, outputs={"records": str(tmp_path / "g")})
-    del spec["params"]
     assert main(["train", "--spec", json.dumps(spec), "--device", "cpu"]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "g").exists()
-    both = spec_for(target, grid=grid)
-    with pytest.raises(SpecError, match="either params .* or grid"):
-        validate_spec(both)
+
+
+def test_a_grid_is_the_one_way_to_name_configurations(target):
+    with pytest.raises(SpecError, match="field params: unknown"):
+        validate_spec({**spec_for(target), "params": {"lam": 0.1, "b": 4}})
+    with pytest.raises(SpecError, match="field grid: give at least one configuration"):
+        validate_spec(spec_for(target, grid=[]))
 
 
 def test_failing_job_leaves_no_output(target, tmp_path, capsys):
     out = tmp_path / "r"
     outputs = {"records": str(out)}
-    bad = json.dumps(spec_for(target, params={"lam": 0.1, "b": 9}, outputs=outputs))  # b > n = 8
+    bad = json.dumps(spec_for(target, grid=[{"lam": 0.1, "b": 9}], outputs=outputs))  # b > n = 8
     assert main(["train", "--spec", bad]) == 2
     assert "b = 9" in capsys.readouterr().err
     assert not out.exists() and list(tmp_path.glob(".r.*")) == []
@@ -183,26 +195,25 @@ def test_every_option_has_help_and_there_is_a_version(capsys):
 @pytest.mark.parametrize(
     "params,field,message",
     [
-        ({"b": 3, "lam": -1}, "params.lam", "less than the minimum of 0"),
-        ({"b": 0, "lam": 0.1}, "params.b", "less than the minimum of 1"),
-        ({"b": 3.5, "lam": 0.1}, "params.b", "is not of type 'integer'"),
-        ({"b": 3}, "params", "'lam' is a required property"),
-        ({"b": 3, "lam": 0.1, "bogus": 1}, "params", "'bogus' was unexpected"),
-        ({"b": 3, "lam": float("nan")}, "params.lam", "not a finite number"),
+        ({"b": 3, "lam": -1}, ".lam", "less than the minimum of 0"),
+        ({"b": 0, "lam": 0.1}, ".b", "less than the minimum of 1"),
+        ({"b": 3.5, "lam": 0.1}, ".b", "is not of type 'integer'"),
+        ({"b": 3}, "", "'lam' is a required property"),
+        ({"b": 3, "lam": 0.1, "bogus": 1}, "", "'bogus' was unexpected"),
+        ({"b": 3, "lam": float("nan")}, ".lam", "not a finite number"),
     ],
 )
 def test_a_spec_by_hand_is_checked_like_a_configuration(target, tmp_path, params, field, message):
     """The bounds of a configuration file's grids (the method registry) hold for a spec given
     to `whcore train` by hand: a negative lambda never trains."""
     out = tmp_path / "r"
-    spec = spec_for(target, params=params, outputs={"records": str(out)})
-    with pytest.raises(SpecError, match=re.escape(f"spec: field {field}: ")) as err:
+    spec = spec_for(target, grid=[params], outputs={"records": str(out)})
+    with pytest.raises(SpecError, match=re.escape(f"spec: field grid.0{field}: ")) as err:
         validate_spec(spec)
     assert message in str(err.value)
-    grid = {key: value for key, value in spec.items() if key != "params"}
-    grid["grid"] = [{"b": 3, "lam": 0.1}, params]
-    with pytest.raises(SpecError, match=re.escape(f"field grid.1{field.removeprefix('params')}")):
-        validate_spec(grid)
+    second = spec_for(target, grid=[{"b": 3, "lam": 0.1}, params])
+    with pytest.raises(SpecError, match=re.escape(f"field grid.1{field}: ")):
+        validate_spec(second)
     assert main(["train", "--spec", json.dumps(spec)]) == 2 and not out.exists()
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from whcore.core import spright
+from whcore.core import spright, sprightdesign
 from whcore.core.models import MLP
 from whcore.core.spectrum import exact_spectrum
 from whcore.core.wht import all_inputs, fwht, int_to_bits
@@ -69,7 +69,7 @@ def test_design_locations_and_delays():
         base = ell @ des.hashes[c] % 2  # (B, n)
         want = base[:, None, :] ^ des.delays[c][None]
         assert (des.points[des.inverse[c]] == want).all()
-    assert all(spright._gf2_rank(a) == m for a in des.hashes)
+    assert all(sprightdesign._gf2_rank(a) == m for a in des.hashes)
 
 
 def test_design_is_a_deterministic_value_object():

@@ -12,6 +12,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from whcore.core import trees
+from whcore.core.bits import n_words, pack, parity, unpack
 from whcore.core.trees import SparseSpectrum, spectrum
 from whcore.core.wht import all_inputs, fwht
 
@@ -158,7 +159,7 @@ def test_repeated_feature_on_a_path():
     child0 = np.array([1, 3, 5, -1, -1, -1, 7, -1, -1])
     child1 = np.array([2, 4, 6, -1, -1, -1, 8, -1, -1])
     value = np.array([0, 0, 0, 1.5, 100.0, -2.0, 0, 100.0, 3.0])
-    nodes = trees._Nodes(3, feature, child0, child1, value, offset=0.25)
+    nodes = trees.Nodes(3, feature, child0, child1, value, offset=0.25)
     inputs = all_inputs(3, dtype=torch.float64).numpy()
     spec = trees._transform(nodes, tol=1e-12)
     np.testing.assert_allclose(
@@ -214,7 +215,7 @@ def test_group_sum_paths(n):
     ints = [v | (1 << (n - 1)) if i % 3 else v for i, v in enumerate(ints)]  # use the top bit
     values = rng.normal(size=len(ints))
     words = np.array(
-        [[(v >> (64 * w)) & (2**64 - 1) for w in range(trees._n_words(n))] for v in ints],
+        [[(v >> (64 * w)) & (2**64 - 1) for w in range(n_words(n))] for v in ints],
         dtype=np.uint64,
     )
     keys, sums = trees._group_sum(words, values)
@@ -224,3 +225,17 @@ def test_group_sum_paths(n):
     got = SparseSpectrum(n, keys, sums)
     assert list(got.frequencies) == sorted(expected)
     np.testing.assert_allclose(sums, [expected[v] for v in sorted(expected)], atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [5, 64, 70])
+def test_packed_rows_give_the_inner_products_over_gf2(n):
+    """The one bit-parity helper of trees and SPRIGHT: packing round-trips, a row of n <= 64
+    bits packs to the integer it spells MSB-first, and the parity of two rows' AND is their
+    inner product mod 2."""
+    rng = np.random.default_rng(n)
+    a, b = rng.integers(0, 2, (2, 50, n), dtype=np.uint8)
+    assert np.array_equal(unpack(pack(a), n), a) and pack(a).shape == (50, n_words(n))
+    if n <= 64:
+        assert int(pack(a)[0, 0]) == int("".join(map(str, a[0])), 2)
+    expected = (a.astype(np.int64) * b).sum(axis=1) % 2
+    assert np.array_equal(parity(pack(a) & pack(b), axis=-1), expected)

@@ -13,6 +13,7 @@ from whcore.data.loading import load_job_data
 from whcore.data.splits import training_seed, unit_seed, unit_split
 from whcore.data.synthetic import degree_ladder
 from whcore.pipeline.contract import load_contract
+from whcore.pipeline.jobs.spec import DataSplit
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
@@ -35,7 +36,7 @@ def _units_of(contract):
         yield (
             identity,
             unit_seed(data.train_size, data.data_seed, source),
-            job.spec.training["seeds"],
+            job.spec.training.seeds,
         )
 
 
@@ -63,7 +64,7 @@ def test_units_with_the_same_data_seed_see_different_inputs_and_splits(tmp_path)
         degree_ladder(10, 5, draw).to_json(path)
         data = {"source": "synthetic", "path": str(path), "train_size": 100, "val_size": 200,
                 "test_size": 0, "data_seed": 0, "standardize": False}  # fmt: skip
-        loaded, _, unit = load_job_data(data)
+        loaded, _, unit = load_job_data(DataSplit.from_dict(data))
         splits.append((loaded.x_train, unit))
     (x0, unit0), (x1, unit1) = splits
     assert unit0 != unit1 and not np.array_equal(x0, x1)

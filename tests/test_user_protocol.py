@@ -16,6 +16,7 @@ from whcore.data import custom
 from whcore.data.folds import SCHEMES
 from whcore.data.loading import load_table_split
 from whcore.data.parsers import RawFormatError
+from whcore.pipeline.jobs.spec import DataSplit
 
 pytestmark = pytest.mark.usefixtures("no_network")
 
@@ -56,7 +57,7 @@ def test_the_files_fold_columns_are_held_out_exactly(tmp_path):
     np.testing.assert_allclose(frame["y"], table["DMS_score"])
     for scheme in SCHEMES:
         for fold in range(5):
-            data, _ = load_table_split(fold_data(out, scheme, fold))
+            data, _ = load_table_split(DataSplit.from_dict(fold_data(out, scheme, fold)))
             expected = table[table[scheme] == fold]
             # the held-out rows are exactly the file's rows of that fold (y values distinct
             # enough to tell rows apart only together with their genotype)
@@ -171,7 +172,7 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
     from whcore.core.rng import derive_seed
     from whcore.pipeline.aggregation import protocol_tables
     from whcore.pipeline.baselines import baselines_job, make_model
-    from whcore.pipeline.jobspec import BaselinesSpec
+    from whcore.pipeline.jobs.baselines import BaselinesSpec
 
     _, out = binarized(tmp_path, ["fold_random_5"])
     records = []
@@ -183,7 +184,7 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
             "outputs": {"records": str(path)},
         })  # fmt: skip
         frame = baselines_job(spec, log=lambda _: None)
-        data, unit = load_table_split(spec.data.to_mapping())
+        data, unit = load_table_split(spec.data)
         seed = derive_seed("baseline", "lasso", unit) % 2**32
         for row in frame.itertuples():
             model = make_model("lasso", {"alpha": row.alpha}, seed)
@@ -206,8 +207,7 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
 
 
 def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
-    from whcore.pipeline.jobs import run_job
-    from whcore.pipeline.jobspec import TrainSpec
+    from whcore.pipeline.jobs.train import TrainSpec, run_job
 
     _, out = binarized(tmp_path, ["fold_modulo_5"])
     spec = TrainSpec.from_dict({
@@ -225,7 +225,7 @@ def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
 
     from whcore.core.models import MLP
 
-    data, _ = load_table_split(spec.data.to_mapping())
+    data, _ = load_table_split(spec.data)
     for row in records[records["epoch"] == 0].itertuples():
         model = MLP(data.n, 2, seeds=[int(row.model_seed)], device=torch.device("cpu"))
         x = torch.as_tensor(data.x_test, dtype=torch.float32)

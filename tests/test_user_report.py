@@ -104,7 +104,7 @@ def test_only_runs_of_ones_own_data_get_the_report(datasets, others, own):
     from test_config import changed, validate
     from test_user_datasets import OWN
 
-    from whcore.pipeline.plan import own_data_only
+    from whcore.pipeline.contract import own_data_only
 
     config = changed("real.datasets", datasets.replace("%s", OWN))
     config["real"]["runtime_dataset"] = "mine"

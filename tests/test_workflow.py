@@ -40,7 +40,7 @@ def test_paper_grid_has_the_papers_job_counts(paper_dry_run):
     real = 4 * 10 * 5 * (1 + 1 + 3) + 10 * 5 * 1
     assert counts["train"] == synthetic + real
     assert counts["baselines"] == 4 * 3 * 10 * 5  # one job per (dataset, family, size, seed)
-    assert counts["synthetic_target"] == 5 + 3 * 3
+    assert counts["target"] == 5 + 3 * 3
     assert counts["download"] == counts["binarize"] == 4
     assert counts["ablation"] == 2 and counts["entacmaea_energy"] == 1
     for figure_id in PAPER_FIGURES:

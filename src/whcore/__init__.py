@@ -23,7 +23,7 @@ _LOCATIONS = {
     "train": "core.training",
     "train_grid": "core.training",
     "TrainConfig": "core.training",
-    "Data": "core.training",
+    "Data": "core.arrays",
 }
 
 

@@ -1,71 +1,37 @@
 # Run records -> one set of tidy tables per experiment (model selection on validation),
-# and the claims report checked against them. The three aggregations share one pattern.
+# and the claims report checked against them. One rule definition serves every experiment:
+# their aggregations write different numbers of tables, which a single rule with an
+# experiment wildcard cannot declare, so it is instantiated once per experiment (the
+# protocol's, once per dataset, by its wildcard).
+AGGREGATIONS = {
+    "spectrum": "Select models on validation: the spectrum experiment's tables (Figures 1-3, A1-A4).",
+    "synthetic": "Select models on validation: the synthetic experiment's tables (Figures 4, A5, A6).",
+    "real": "Select models on validation: real-data tables, networks and baselines (Figures 5a, 5b, A7).",
+    "protocol": "ProteinGym's protocol on one dataset: Spearman, MSE, R^2 per held-out fold, mean and s.e.",
+}
 
+for experiment, summary in AGGREGATIONS.items():
 
-rule aggregate_spectrum:
-    """Select models on validation: the spectrum experiment's tables (Figures 1-3, A1-A4)."""
-    input:
-        **aggregate_inputs("spectrum"),
-    output:
-        update(aggregate_outputs("spectrum")),
-    log:
-        LAYOUT.aggregate_log("spectrum"),
-    conda:
-        ENV
-    params:
-        spec=CONTRACT.spec_of(aggregate_outputs("spectrum")[0]),
-    shell:
-        aggregate_shell("spectrum")
+    rule:
+        name:
+            f"aggregate_{experiment}"
+        input:
+            unpack(aggregate_inputs(experiment)),
+        output:
+            update(aggregate_outputs(experiment)),
+        log:
+            aggregate_log(experiment),
+        wildcard_constraints:
+            dataset=PROTOCOL_DATASETS,
+        conda:
+            ENV
+        params:
+            spec=CONTRACT.spec_of(aggregate_outputs(experiment)[0]),
+        shell:
+            AGGREGATE_SHELL
 
-
-rule aggregate_synthetic:
-    """Select models on validation: the synthetic experiment's tables (Figures 4, A5, A6)."""
-    input:
-        **aggregate_inputs("synthetic"),
-    output:
-        update(aggregate_outputs("synthetic")),
-    log:
-        LAYOUT.aggregate_log("synthetic"),
-    conda:
-        ENV
-    params:
-        spec=CONTRACT.spec_of(aggregate_outputs("synthetic")[0]),
-    shell:
-        aggregate_shell("synthetic")
-
-
-rule aggregate_real:
-    """Select models on validation: real-data tables, networks and baselines (Figures 5a, 5b, A7)."""
-    input:
-        **aggregate_inputs("real"),
-    output:
-        update(aggregate_outputs("real")),
-    log:
-        LAYOUT.aggregate_log("real"),
-    conda:
-        ENV
-    params:
-        spec=CONTRACT.spec_of(aggregate_outputs("real")[0]),
-    shell:
-        aggregate_shell("real")
-
-
-rule aggregate_protocol:
-    """ProteinGym's protocol on one dataset: Spearman, MSE, R^2 per held-out fold, mean and s.e."""
-    input:
-        unpack(protocol_aggregate_inputs),
-    output:
-        update(LAYOUT.protocol_table("{dataset}")),
-    log:
-        LAYOUT.aggregate_log("protocol_{dataset}"),
-    wildcard_constraints:
-        dataset=PROTOCOL_DATASETS,
-    conda:
-        ENV
-    params:
-        spec=CONTRACT.spec_of(LAYOUT.protocol_table("{dataset}")),
-    shell:
-        aggregate_shell("protocol")
+    # A rule's docstring must be a plain string (see figures.smk).
+    workflow.get_rule(f"aggregate_{experiment}").docstring = summary
 
 
 rule bundle:

@@ -1,19 +1,19 @@
 # Configuration and the job contract. Every path comes from whcore.pipeline.layout (LAYOUT)
 # and every spec from whcore.pipeline.contract: a rule names its output pattern and asks for
 # the job's spec and inputs by it (CONTRACT.spec_of, CONTRACT.inputs_of).
-import hashlib
 import os
 import re
 import sys
-from pathlib import Path
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import mirror_warning
 from whcore.pipeline.config import ConfigError, protocol_datasets, user_datasets
-from whcore.pipeline.contract import AGGREGATE_TABLES, load_contract
+from whcore.pipeline.contract import load_contract
+from whcore.pipeline.jobs.aggregate import ROLES as AGGREGATE_ROLES
+from whcore.pipeline.jobs.aggregate import TABLES as AGGREGATE_TABLES
 from whcore.pipeline.families import BASELINES
-from whcore.pipeline.figures.registry import FIGURES
+from whcore.pipeline.figures.registry import DATASET_FIGURES, FIGURES
 from whcore.pipeline.deploy import conda_env_file
 from whcore.pipeline.environment import (
     EnvironmentValueError,
@@ -38,11 +38,11 @@ def config_source():
 
 # `--sdm conda`: every job's environment installs this checkout (envs/whcore.yaml, rendered
 # with the checkout's absolute path, since Snakemake copies the file before creating it).
-ENV = conda_env_file(workflow.basedir)
+ENV = conda_env_file(CHECKOUT)
 try:
     CONTRACT = load_contract(
         config,
-        os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"),
+        os.path.join(WORKFLOW_DIR, "schemas", "config.schema.yaml"),
     )
     # A bad WHCORE_* value is refused here, before the config's settings replace the caller's
     # (the jobs take device and log_every from the config).
@@ -70,7 +70,8 @@ GPU = 1 if config["device"] == "cuda" else 0
 
 def refuse_jobs_no_node_holds():
     """Before a SLURM run submits anything: refuse it if a training job it would submit asks for
-    more memory than any node of its partition has (whcore.pipeline.slurm.check_nodes_fit)."""
+    more memory than any node of its partition has (whcore.pipeline.slurm.check_nodes_fit).
+    """
     by_partition = {}
     for job in workflow.dag.needrun_jobs():
         planned = CONTRACT.job(str(job.output[0])) if job.output else None
@@ -121,26 +122,16 @@ def alternatives(names):
 # learned epistasis is analysed: each its own rules' constraint, disjoint from the registry's.
 USER_DATASETS = alternatives(user_datasets(config) if config["real"]["enabled"] else [])
 USER_DOWNLOADS = alternatives(
-    job.labels["dataset"]
-    for job in CONTRACT.jobs.values()
-    if job.kind == "download_user"
+    job.labels["dataset"] for job in CONTRACT.jobs_of("download_user")
 )
 EPISTASIS_DATASETS = alternatives(
-    job.labels["dataset"]
-    for job in CONTRACT.jobs.values()
-    if job.kind == "epistasis_figure"
+    job.labels["dataset"] for job in CONTRACT.jobs_of("epistasis_figure")
 )
 # Datasets under ProteinGym's supervised protocol, and its split schemes.
 PROTOCOL_DATASETS = alternatives(protocol_datasets(config))
 SCHEMES = alternatives(
     sorted({s for v in protocol_datasets(config).values() for s in v})
 )
-EPISTASIS_FIGURE_CODE = hashlib.sha256(
-    b"".join(
-        (Path(FIGURES["fig5a_real_r2"].source).parent / name).read_bytes()
-        for name in ("epistasis.py", "style.py")
-    )
-).hexdigest()
 
 
 def table(name):
@@ -153,37 +144,53 @@ def raw_file(wildcards):
     )
 
 
-def aggregate_inputs(experiment, dataset=None):
-    """An aggregation's inputs by role, and the logs of its training jobs. Snakemake forgives
-    an input newer than the outputs whose checksum is the one recorded when the job ran, but it
-    cannot checksum a folder: the training folders are `ancient` (new timestamps, as in a copy
-    of the run folder, never replan the aggregation) and each training job's log, a small file
-    rewritten whenever the job runs, carries the dependency instead."""
-    inputs = CONTRACT.aggregate_inputs(experiment, dataset)
-    return {
-        **{
-            role: ancient(paths) if role in ("runs", "spectra") else paths
-            for role, paths in inputs.items()
-        },
-        "training_logs": [LAYOUT.log(path) for path in inputs["runs"]],
-    }
+def aggregate_inputs(experiment):
+    """An input function: an aggregation's inputs by role (every role of `whcore aggregate`,
+    empty where the experiment has none), and the logs of its training jobs (the protocol's:
+    those of the dataset of its wildcard). Snakemake forgives an input newer than the outputs
+    whose checksum is the one recorded when the job ran, but it cannot checksum a folder: the
+    training folders are `ancient` (new timestamps, as in a copy of the run folder, never
+    replan the aggregation) and each training job's log, a small file rewritten whenever the
+    job runs, carries the dependency instead."""
 
+    def inputs_of(wildcards):
+        inputs = CONTRACT.aggregate_inputs(experiment, wildcards.get("dataset"))
+        return {
+            **{
+                role: (
+                    ancient(inputs.get(role, []))
+                    if role in ("runs", "spectra")
+                    else inputs.get(role, [])
+                )
+                for role in AGGREGATE_ROLES
+            },
+            "training_logs": [LAYOUT.log(path) for path in inputs["runs"]],
+        }
 
-def protocol_aggregate_inputs(wildcards):
-    """The inputs of the protocol's aggregation of one dataset (as ``aggregate_inputs``)."""
-    return aggregate_inputs("protocol", wildcards.dataset)
+    return inputs_of
 
 
 def aggregate_outputs(experiment):
+    """The tables of an experiment's aggregation (the protocol's: of one dataset)."""
+    if experiment == "protocol":
+        return [LAYOUT.protocol_table("{dataset}")]
     return [table(name) for name in AGGREGATE_TABLES[experiment]]
 
 
-def aggregate_shell(experiment):
-    """`whcore aggregate` with one option per input role (runs, spectra, targets, baselines)."""
-    roles = " ".join(
-        f"--{role} {{input.{role}:q}}" for role in CONTRACT.aggregate_inputs(experiment)
+def aggregate_log(experiment):
+    return LAYOUT.aggregate_log(
+        "protocol_{dataset}" if experiment == "protocol" else experiment
     )
-    return f"whcore aggregate --spec {{params.spec:q}} {roles} > {{log:q}} 2>&1"
+
+
+# `whcore aggregate` with one option per input role (an empty role passes no file). One
+# command for every experiment: Snakemake evaluates a rule's shell command again when the job
+# runs, when a loop variable no longer names the rule's experiment.
+AGGREGATE_SHELL = (
+    "whcore aggregate --spec {params.spec:q} "
+    + " ".join(f"--{role} {{input.{role}:q}}" for role in AGGREGATE_ROLES)
+    + " > {log:q} 2>&1"
+)
 
 
 def figure_stem(figure_id):

@@ -1,7 +1,7 @@
 # Synthetic targets g*: one JSON per draw, deterministic from its seed.
 
 
-rule synthetic_target:
+rule target:
     """Draw a sparse target function g* (JSON), deterministic from its seed."""
     output:
         LAYOUT.target,
@@ -12,4 +12,4 @@ rule synthetic_target:
     params:
         spec=CONTRACT.spec_of(LAYOUT.target),
     shell:
-        "whcore synthetic --spec {params.spec:q} > {log:q} 2>&1"
+        "whcore target --spec {params.spec:q} > {log:q} 2>&1"

@@ -93,7 +93,7 @@ rule epistasis_figure:
         ENV
     params:
         spec=CONTRACT.spec_of(f"{figure_stem('epistasis_{dataset}')}.pdf"),
-        code=EPISTASIS_FIGURE_CODE,
+        code=DATASET_FIGURES["epistasis"].code,
         run=config["run_name"],
     shell:
         "whcore epistasis-figure --spec {params.spec:q} --tables {input.tables:q} > {log:q} 2>&1"

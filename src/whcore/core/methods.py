@@ -19,7 +19,6 @@ __all__ = [
     "PRECISIONS",
     "configuration_schema",
     "hyperparameter_names",
-    "method_names",
     "value_schema",
 ]
 
@@ -71,10 +70,6 @@ METHOD_INFO: dict[str, MethodInfo] = {
         per_member=("lam",),
     ),
 }
-
-
-def method_names() -> tuple[str, ...]:
-    return tuple(METHOD_INFO)
 
 
 def hyperparameter_names() -> tuple[str, ...]:

@@ -12,12 +12,13 @@ import contextlib
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
+from .arrays import Data
 from .devices import pick_device
 from .models import MLP
 from .regularizers import Context, make_regularizer
@@ -28,7 +29,6 @@ if TYPE_CHECKING:  # pandas loads when records are built, so `import whcore` sta
     import pandas as pd
 
 __all__ = [
-    "Data",
     "EarlyStopping",
     "Member",
     "Progress",
@@ -38,28 +38,6 @@ __all__ = [
     "train_grid",
     "train_members",
 ]
-
-
-@dataclass
-class Data:
-    """Train / validation / test arrays (X 0/1 of shape (N, n), y of shape (N,))."""
-
-    x_train: np.ndarray
-    y_train: np.ndarray
-    x_val: np.ndarray
-    y_val: np.ndarray
-    x_test: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
-    y_test: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    @property
-    def n(self) -> int:
-        return self.x_train.shape[1]
-
-    def splits(self):
-        yield "train", self.x_train, self.y_train
-        yield "val", self.x_val, self.y_val
-        if len(self.y_test):
-            yield "test", self.x_test, self.y_test
 
 
 class EarlyStopping:

@@ -10,7 +10,7 @@ expanded together with array doubling steps, and equal frequencies are summed by
 bounded chunks: no per-node or per-coefficient Python objects, memory bounded by the support
 plus one chunk.
 
-Convention (as in ``whcore.wht``): ``g(x) = sum_f G(f) (-1)^<f, x>``; a frequency is the integer
+Convention (as in ``whcore.core.wht``): ``g(x) = sum_f G(f) (-1)^<f, x>``; a frequency is the integer
 whose bit n-1-i is f_i (MSB-first, the index ``fwht`` uses).
 
 Representation: ``SparseSpectrum.words`` is a (K, ceil(n/64)) uint64 bit-set array; bit b of
@@ -22,16 +22,17 @@ paths).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
+
+from .bits import n_words, pack, parity, popcount, unpack
+from .treemodels import Nodes, model_nodes
 
 __all__ = ["SparseSpectrum", "spectrum"]
 
 _CHUNK_TERMS = 1 << 22  # expanded (frequency, coefficient) terms summed per sorting pass
 _MAX_LEAF_DEPTH = 24  # a leaf this deep alone has 2^24 coefficients; deeper ones are refused
-_POPCOUNT8 = np.array([b.bit_count() for b in range(256)], dtype=np.uint8)
 
 
 # ----------------------------------------------------------------------------- sparse spectra
@@ -46,9 +47,9 @@ class SparseSpectrum:
     coefficients: np.ndarray  # (K,) float64
 
     def __post_init__(self):
-        if self.words.shape != (len(self.coefficients), _n_words(self.n)):
+        if self.words.shape != (len(self.coefficients), n_words(self.n)):
             raise ValueError(
-                f"words must have shape (K, {_n_words(self.n)}) for n = {self.n}, "
+                f"words must have shape (K, {n_words(self.n)}) for n = {self.n}, "
                 f"got {self.words.shape} for {len(self.coefficients)} coefficients"
             )
 
@@ -69,12 +70,11 @@ class SparseSpectrum:
     @property
     def degrees(self) -> np.ndarray:
         """Hamming weight of each frequency."""
-        as_bytes = self.words.astype("<u8").view(np.uint8).reshape(len(self), -1)
-        return _POPCOUNT8[as_bytes].sum(axis=1, dtype=np.int64)
+        return popcount(self.words)
 
     def bits(self, index=slice(None)) -> np.ndarray:
         """(K, n) uint8 matrix of the frequencies' bits, column i = f_i (optionally some rows)."""
-        return _unpack(self.words[index], self.n)
+        return unpack(self.words[index], self.n)
 
     def take(self, index) -> SparseSpectrum:
         """The spectrum restricted to some coefficients (an index array or boolean mask)."""
@@ -92,7 +92,7 @@ class SparseSpectrum:
         One pass over the (N, K) character matrix serves several partitions of the coefficients
         at once (the ablation evaluates every deletion step of both orders this way). Returns
         float64 of shape (N, O, n_groups)."""
-        x = _pack(_check_inputs(x, self.n))
+        x = pack(_check_inputs(x, self.n))
         labels = np.asarray(labels, dtype=np.int64).reshape(len(self), -1)
         if labels.size and (labels.min() < 0 or labels.max() >= n_groups):
             raise ValueError(
@@ -111,8 +111,8 @@ class SparseSpectrum:
             common = x[:, None, 0] & self.words[None, rows, 0]
             for w in range(1, x.shape[1]):
                 common ^= x[:, None, w] & self.words[None, rows, w]
-            parity = _parity(common).astype(np.float64)
-            out += weights.sum(axis=0) - 2.0 * (parity @ weights)
+            odd = parity(common).astype(np.float64)
+            out += weights.sum(axis=0) - 2.0 * (odd @ weights)
         return out.reshape(len(x), n_parts, n_groups)
 
     def to_dense(self) -> np.ndarray:
@@ -124,40 +124,12 @@ class SparseSpectrum:
         return dense
 
 
-def _n_words(n: int) -> int:
-    return max(1, -(-n // 64))
-
-
-def _unpack(words: np.ndarray, n: int) -> np.ndarray:
-    """(K, W) uint64 bit sets -> (K, n) uint8 with column i = bit n-1-i (MSB-first)."""
-    as_bytes = words.astype("<u8").view(np.uint8).reshape(len(words), -1)
-    bits = np.unpackbits(as_bytes, axis=1, bitorder="little")  # column q = bit q of the integer
-    return bits[:, n - 1 :: -1] if n else bits[:, :0]
-
-
-def _pack(bits: np.ndarray) -> np.ndarray:
-    """(N, n) 0/1 -> (N, W) uint64 bit sets, the inverse of ``_unpack``."""
-    n = bits.shape[1]
-    padded = np.zeros((len(bits), 64 * _n_words(n)), dtype=np.uint8)
-    padded[:, :n] = bits[:, ::-1]  # feature i is bit n-1-i
-    packed = np.packbits(padded, axis=1, bitorder="little")
-    return packed.view("<u8").astype(np.uint64)
-
-
-def _parity(words: np.ndarray) -> np.ndarray:
-    """Parity (0/1 uint8) of the set bits of each uint64."""
-    if hasattr(np, "bitwise_count"):  # NumPy >= 2
-        return np.bitwise_count(words) & np.uint8(1)
-    as_bytes = words.astype("<u8").view(np.uint8).reshape(*words.shape, 8)
-    return np.bitwise_xor.reduce(_POPCOUNT8[as_bytes] & np.uint8(1), axis=-1)
-
-
 def _feature_words(features: np.ndarray, n: int) -> np.ndarray:
     """One-bit masks (..., W) uint64 of features (feature i is bit n-1-i)."""
     position = (n - 1 - features).astype(np.uint64)
     word, bit = position // np.uint64(64), position % np.uint64(64)
     one = np.left_shift(np.uint64(1), bit)
-    return np.stack([np.where(word == w, one, np.uint64(0)) for w in range(_n_words(n))], axis=-1)
+    return np.stack([np.where(word == w, one, np.uint64(0)) for w in range(n_words(n))], axis=-1)
 
 
 def _check_inputs(x, n: int) -> np.ndarray:
@@ -228,20 +200,7 @@ class _Accumulator:
 # ------------------------------------------------------------------ trees as leaf paths
 
 
-@dataclass
-class _Nodes:
-    """Every tree of a model, concatenated. ``child0`` / ``child1`` is the child taken when the
-    node's feature is 0 / 1 (-1 at leaves); ``value`` already includes the tree's weight."""
-
-    n: int
-    feature: np.ndarray
-    child0: np.ndarray
-    child1: np.ndarray
-    value: np.ndarray
-    offset: float = 0.0  # a constant added to the sum (XGBoost's base score)
-
-
-def _leaf_paths(nodes: _Nodes):
+def _leaf_paths(nodes: Nodes):
     """For every leaf: the features on its root path and the side taken (0 or 1), padded -1.
 
     Walks all leaves up at once, one level per step."""
@@ -297,7 +256,7 @@ def _expand(features, sides, values, n: int):
     return keys.reshape(-1, masks.shape[2]), coefs.reshape(-1)
 
 
-def _transform(nodes: _Nodes, tol: float) -> SparseSpectrum:
+def _transform(nodes: Nodes, tol: float) -> SparseSpectrum:
     leaves, features, sides = _leaf_paths(nodes)
     features, sides, reachable = _distinct_conditions(features, sides)
     depth = (features >= 0).sum(axis=1)
@@ -307,8 +266,8 @@ def _transform(nodes: _Nodes, tol: float) -> SparseSpectrum:
             f"Fourier coefficients; the exact transform supports depth <= {_MAX_LEAF_DEPTH} "
             "(refit with a smaller max_depth)"
         )
-    acc = _Accumulator(_n_words(nodes.n))
-    acc.add(np.zeros((1, _n_words(nodes.n)), dtype=np.uint64), np.array([nodes.offset]))
+    acc = _Accumulator(n_words(nodes.n))
+    acc.add(np.zeros((1, n_words(nodes.n)), dtype=np.uint64), np.array([nodes.offset]))
     for d in np.unique(depth[reachable]):
         group = np.flatnonzero(reachable & (depth == d))
         per_chunk = max(1, _CHUNK_TERMS >> d)
@@ -323,134 +282,6 @@ def _transform(nodes: _Nodes, tol: float) -> SparseSpectrum:
     return SparseSpectrum(nodes.n, keys[keep], values[keep])
 
 
-# ------------------------------------------------------------------------- model readers
-
-
-def _check_split(ok: np.ndarray, threshold: np.ndarray, feature: np.ndarray, rule: str, what):
-    bad = np.flatnonzero(~ok)
-    if len(bad):
-        i = bad[0]
-        raise ValueError(
-            f"{what}: feature {feature[i]} is split at {threshold[i]} ({rule}), which does not "
-            "separate 0 from 1: the model was fit on non-binary features; the Fourier transform "
-            "needs a model fit on 0/1 features"
-        )
-
-
-def _sklearn_nodes(trees, n: int, weight: float) -> _Nodes:
-    parts, base = [], 0
-    for t, tree in enumerate(trees):
-        tr = tree.tree_
-        if tr.n_outputs != 1 or tr.value.shape[2] != 1:
-            raise ValueError("only single-output regression trees are supported")
-        inner = tr.children_left >= 0
-        # scikit-learn sends x <= threshold left: on {0,1} that means x = 0 iff 0 <= thr < 1.
-        thr = tr.threshold
-        _check_split(
-            ~inner | ((thr >= 0) & (thr < 1)),
-            thr,
-            tr.feature,
-            "x <= threshold goes left",
-            f"tree {t}",
-        )
-        shift = np.where(inner, base, 0)
-        parts.append(
-            (
-                np.where(inner, tr.feature, -1),
-                tr.children_left + shift,
-                tr.children_right + shift,
-                tr.value[:, 0, 0] * weight,
-            )
-        )
-        base += tr.node_count
-    return _Nodes(n, *(np.concatenate(p) for p in zip(*parts)))
-
-
-def _xgboost_nodes(booster, rounds: int | None) -> _Nodes:
-    model = json.loads(booster.save_raw("json"))["learner"]
-    objective = model["objective"]["name"]
-    if objective not in ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror"):
-        raise ValueError(
-            f"XGBoost objective {objective!r} has a non-identity link; the Fourier transform "
-            "covers regressors whose prediction is the sum of the trees (e.g. reg:squarederror)"
-        )
-    params = model["learner_model_param"]
-    base = [float(v) for v in params["base_score"].strip("[]").split(",")]
-    if len(base) != 1 or int(params.get("num_target", 1)) > 1:
-        raise ValueError("only single-target XGBoost regressors are supported")
-    gbm = model["gradient_booster"]["model"]
-    trees = gbm["trees"]
-    if rounds is not None:  # early stopping: predict() uses the trees up to the best round
-        trees = trees[: gbm["iteration_indptr"][rounds]]
-    n = int(params["num_feature"])
-    parts, offset = [], 0
-    for t, tree in enumerate(trees):
-        left, right = np.array(tree["left_children"]), np.array(tree["right_children"])
-        cond = np.array(tree["split_conditions"], dtype=np.float32).astype(np.float64)
-        feature = np.array(tree["split_indices"])
-        inner = left >= 0
-        if np.any(np.array(tree["split_type"])[inner] != 0):
-            raise ValueError(f"tree {t} has categorical splits; use numeric 0/1 features")
-        # XGBoost sends x < condition to "yes" (left): on {0,1} that means x = 0 iff 0 < c <= 1.
-        _check_split(
-            ~inner | ((cond > 0) & (cond <= 1)),
-            cond,
-            feature,
-            "x < condition goes left",
-            f"XGBoost tree {t}",
-        )
-        shift = np.where(inner, offset, 0)
-        parts.append(
-            (np.where(inner, feature, -1), left + shift, right + shift, np.where(inner, 0.0, cond))
-        )  # a leaf's value is its split_condition
-        offset += len(left)
-    # XGBoost stores float32 leaves and base score; their float64 sum is the exact function.
-    base_score = float(np.float32(base[0]))
-    return _Nodes(n, *(np.concatenate(p) for p in zip(*parts)), offset=base_score)
-
-
-def _model_nodes(model) -> _Nodes:
-    module = type(model).__module__
-    if module.startswith("xgboost"):
-        import xgboost
-
-        if isinstance(model, xgboost.XGBModel):
-            if not isinstance(model, xgboost.XGBRegressor):
-                raise ValueError(f"{type(model).__name__}: only XGBoost regressors are supported")
-            rounds = model.best_iteration + 1 if _early_stopped(model) else None
-            return _xgboost_nodes(model.get_booster(), rounds)
-        if isinstance(model, xgboost.Booster):
-            return _xgboost_nodes(model, None)
-    if module.startswith("sklearn"):
-        from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
-        from sklearn.tree import DecisionTreeRegressor
-
-        if isinstance(model, DecisionTreeRegressor):  # also ExtraTreeRegressor
-            _check_fitted(model, "tree_")
-            return _sklearn_nodes([model], model.n_features_in_, 1.0)
-        if isinstance(model, (RandomForestRegressor, ExtraTreesRegressor)):
-            _check_fitted(model, "estimators_")
-            trees = model.estimators_
-            return _sklearn_nodes(trees, model.n_features_in_, 1.0 / len(trees))
-    raise ValueError(
-        f"cannot take the Fourier transform of a {type(model).__module__}."
-        f"{type(model).__name__}: expected a fitted scikit-learn DecisionTreeRegressor, "
-        "RandomForestRegressor or ExtraTreesRegressor, or an XGBoost XGBRegressor / Booster"
-    )
-
-
-def _early_stopped(model) -> bool:
-    try:
-        return model.best_iteration is not None
-    except AttributeError:  # XGBoost raises this when no early stopping was used
-        return False
-
-
-def _check_fitted(model, attribute: str) -> None:
-    if not hasattr(model, attribute):
-        raise ValueError(f"the {type(model).__name__} is not fitted; call fit() first")
-
-
 def spectrum(model, tol: float = 1e-12) -> SparseSpectrum:
     """The exact sparse Fourier transform of a fitted tree model on 0/1 features.
 
@@ -460,4 +291,4 @@ def spectrum(model, tol: float = 1e-12) -> SparseSpectrum:
     trees. Coefficients whose magnitude is at most ``tol`` times the largest leaf value are
     exact cancellations up to rounding and are dropped (``tol=0`` keeps every non-zero sum).
     """
-    return _transform(_model_nodes(model), tol)
+    return _transform(model_nodes(model), tol)

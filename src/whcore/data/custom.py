@@ -29,7 +29,8 @@ mutated site that says whether it differs from the wild type (``site39``, as avG
 the same binary genotype are merged, y their mean (as avGFP). A row with a missing or
 non-finite target, an unparsable mutant, a mutant contradicting the wild type, or a sequence of
 the wrong length is refused with the file, line, column and value; ``drop_invalid: true`` drops
-such rows instead, counted by reason (``parse`` returns the counts).
+such rows instead, counted by reason (``parse`` returns the counts; the readers of the formats
+are ``whcore.data.formats``).
 
 ``folds`` (ProteinGym's split schemes, ``whcore.data.folds``): the fold of every row under each
 listed scheme, from the file's column of that name where it has one (used exactly: integers 0
@@ -43,8 +44,6 @@ counted).
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +52,17 @@ import pandas as pd
 from ..core.io import write_parquet
 from .download import sha256_of
 from .folds import FOLDS, SCHEMES, compute_folds
-from .parsers import TABLE_READ_ERRORS, RawFormatError, read_failure
+from .formats import (
+    Rows,
+    encode,
+    read_binary,
+    read_proteingym,
+    read_sequences,
+    read_table_file,
+    table_column,
+    target_values,
+)
+from .parsers import RawFormatError
 
 __all__ = [
     "BINARIZATIONS",
@@ -61,6 +70,7 @@ __all__ = [
     "SOURCE_KEYS",
     "Parsed",
     "binarize",
+    "binarized",
     "encoding",
     "parse",
     "raw_file_name",
@@ -93,9 +103,6 @@ DEFAULTS = {
     "binarization": "onehot",
     "drop_invalid": False,
 }
-WILD_TYPE_MUTANTS = ("", "wt", "_wt", "wildtype", "wild_type", "wild-type")
-_TOKEN = re.compile(r"([A-Z*\-])([1-9]\d*)([A-Z*\-])")
-_SEQUENCE = "mutated_sequence"  # ProteinGym's optional full-sequence column
 
 
 def source_settings(entry: dict) -> dict:
@@ -165,240 +172,7 @@ class Parsed:
         )
 
 
-class _Rows:
-    """Refuses bad rows (the first raises, naming file, line, column and value) or, with
-    ``drop``, marks them to be dropped and counts them by reason."""
-
-    def __init__(self, path, count: int, drop: bool):
-        self.path, self.drop = path, drop
-        self.keep = np.ones(count, dtype=bool)
-        self.reasons: Counter = Counter()
-
-    def refuse(self, row: int, column: str, value, problem: str, reason: str, fix: str) -> None:
-        if not self.keep[row]:
-            return
-        if not self.drop:
-            shown = "empty" if value is None or str(value).strip() == "" else repr(str(value))
-            raise RawFormatError(
-                f"{self.path}: line {row + 2}, column {column!r}: {shown} {problem}. Fix: {fix}, "
-                "or set drop_invalid: true in the dataset's config entry to drop such rows"
-            )
-        self.keep[row] = False
-        self.reasons[reason] += 1
-
-
-def _read(path: Path) -> pd.DataFrame:
-    tab = any(s in (".tsv", ".tab") for s in path.suffixes)
-    try:
-        return pd.read_csv(
-            path,
-            sep="\t" if tab else ",",
-            dtype=str,
-            keep_default_na=False,
-            skip_blank_lines=False,
-        )
-    except (*TABLE_READ_ERRORS, ValueError) as err:  # ValueError: a zip of several files, say
-        raise read_failure(
-            path, err, f"a {'TSV' if tab else 'CSV'} table", "give a comma-separated file "
-            "(.csv) or a tab-separated one (.tsv) with a header row, optionally compressed "
-            "(.gz, .bz2, .xz, .zip)",
-        ) from err  # fmt: skip
-
-
-def _column(path, table: pd.DataFrame, name: str, key: str) -> pd.Series:
-    if name not in table.columns:
-        raise RawFormatError(
-            f"{path}: no column {name!r} (found {list(table.columns)[:10]}). Fix: name the "
-            f"right column with the config key {key}"
-        )
-    return table[name]
-
-
-def _targets(rows: _Rows, cells: pd.Series, column: str) -> np.ndarray:
-    numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
-    for row in np.flatnonzero(~np.isfinite(numbers)):
-        rows.refuse(
-            row, column, cells.iloc[row], "is not a finite number", "missing or non-finite target",
-            "write a finite number there or delete that row",
-        )  # fmt: skip
-    return numbers
-
-
-def _proteingym_rows(path, table: pd.DataFrame, settings: dict, rows: _Rows):
-    """Every row's mutant as {site: (wild-type residue, new residue)} (empty for a refused
-    row), and its upper-cased ``mutated_sequence`` (or None without that column)."""
-    column = settings["mutant_column"]
-    mutants = _column(path, table, column, "mutant_column")
-    sequences = table[_SEQUENCE].str.strip().str.upper() if _SEQUENCE in table.columns else None
-    wild_type = (settings.get("wild_type") or "").upper()
-    length = len(wild_type) or None
-    fix_mutant = "write mutants like 'A1P:D2N' (wild-type residue, site from 1, new residue)"
-    genotypes: list[dict[int, tuple[str, str]]] = []
-    for row, text in enumerate(mutants):
-        genotype: dict[int, tuple[str, str]] = {}
-        genotypes.append(genotype)
-        if not rows.keep[row]:
-            continue
-        text = text.strip()
-        if text.lower() in WILD_TYPE_MUTANTS:
-            tokens = []
-        else:
-            tokens = [_TOKEN.fullmatch(token.strip()) for token in text.split(":")]
-            sites = [int(t.group(2)) for t in tokens if t is not None]
-            if None in tokens or len(set(sites)) != len(sites):
-                problem = (
-                    "is not a mutant like 'A1P:D2N'" if None in tokens else "names a site twice"
-                )
-                rows.refuse(row, column, text, problem, "unparsable mutant", fix_mutant)
-                continue
-        if sequences is not None:
-            seq = sequences.iloc[row]
-            length = len(seq) if length is None else length
-            if len(seq) != length:
-                rows.refuse(
-                    row, _SEQUENCE, seq, f"has {len(seq)} residues, not {length}",
-                    "sequence of the wrong length", "give every sequence the same length",
-                )  # fmt: skip
-                continue
-        for token in tokens:
-            site = int(token.group(2))
-            if wild_type and site > len(wild_type):
-                rows.refuse(
-                    row, column, text,
-                    f"names site {site} beyond the wild type's {len(wild_type)} residues",
-                    "mutant contradicting the wild type", "fix the mutant or the wild_type key",
-                )  # fmt: skip
-                genotype.clear()
-                break
-            genotype[site] = (token.group(1), token.group(3))
-    return genotypes, sequences
-
-
-def _wild_type_of(path, genotypes, sequences, rows: _Rows, wild_type: str):
-    """The wild-type residue of every site a mutant names, and where it comes from: the
-    residue most ``mutated_sequence`` cells show there among the rows that do not mutate it,
-    else the ``wild_type`` key, else the residue most mutants naming the site say it had."""
-    named: dict[int, Counter] = {}
-    for row, genotype in enumerate(genotypes):
-        if rows.keep[row]:
-            for site, (before, _) in genotype.items():
-                named.setdefault(site, Counter())[before] += 1
-    wild = {site: votes.most_common(1)[0][0] for site, votes in named.items()}
-    source = {site: "the residue most mutants naming it say it had" for site in wild}
-    if wild_type:
-        wild.update({site: wild_type[site - 1] for site in wild})
-        source = {site: "the wild_type key" for site in wild}
-    if sequences is not None:
-        kept = np.flatnonzero(rows.keep)
-        length = len(sequences.iloc[kept[0]]) if len(kept) else 0
-        cells = np.array(sequences.iloc[kept].tolist(), dtype=f"<U{max(length, 1)}")
-        cells = cells.view("<U1").reshape(len(kept), -1)
-        column = {site: k for k, site in enumerate(wild)}
-        mutated = np.zeros((len(kept), len(column)), dtype=bool)
-        for i, row in enumerate(kept):
-            for site in genotypes[row]:
-                mutated[i, column[site]] = True
-        for site, k in column.items():
-            seen = cells[~mutated[:, k], site - 1] if site <= length else cells[:0, 0]
-            if not len(seen):
-                continue
-            residue = Counter(seen.tolist()).most_common(1)[0][0]
-            if wild_type and residue != wild_type[site - 1]:
-                raise RawFormatError(
-                    f"{path}: the wild_type key has {wild_type[site - 1]} at site {site}, the "
-                    f"column {_SEQUENCE!r} of the rows not mutating it has {residue}. Fix: "
-                    "correct the wild_type key, or leave it out"
-                )
-            wild[site] = residue
-            source[site] = f"the column {_SEQUENCE!r} of the rows not mutating it"
-    return wild, source
-
-
-def _proteingym(path, table: pd.DataFrame, settings: dict, rows: _Rows):
-    """(residues (rows, sites) as characters, wild type (sites,), site numbers)."""
-    column = settings["mutant_column"]
-    genotypes, sequences = _proteingym_rows(path, table, settings, rows)
-    wild, source = _wild_type_of(
-        path, genotypes, sequences, rows, (settings.get("wild_type") or "").upper()
-    )
-    mutants = table[column]
-    for row, genotype in enumerate(genotypes):
-        if not rows.keep[row]:
-            continue
-        text = mutants.iloc[row].strip()
-        seq = sequences.iloc[row] if sequences is not None else None
-        for site, (before, after) in genotype.items():
-            if before != wild[site]:
-                rows.refuse(
-                    row, column, text,
-                    f"says site {site} is {before} in the wild type, which has {wild[site]} "
-                    f"there (by {source[site]})",
-                    "mutant contradicting the wild type", "fix the mutant",
-                )  # fmt: skip
-                break
-            if seq is not None and (site > len(seq) or seq[site - 1] != after):
-                rows.refuse(
-                    row, _SEQUENCE, seq,
-                    f"does not have {after} at site {site} as mutant {text!r} says",
-                    "mutant contradicting the wild type", "fix the mutant or the sequence",
-                )  # fmt: skip
-                break
-    sites = sorted(wild)
-    wt = np.array([wild[s] for s in sites], dtype="<U1")
-    residues = np.tile(wt, (len(genotypes), 1))
-    position = {site: k for k, site in enumerate(sites)}
-    for row, genotype in enumerate(genotypes):
-        if rows.keep[row]:
-            for site, (_, residue) in genotype.items():
-                residues[row, position[site]] = residue
-    return residues, wt, np.array(sites)
-
-
-def _sequences(path, table: pd.DataFrame, settings: dict, rows: _Rows):
-    column = settings["sequence_column"]
-    cells = _column(path, table, column, "sequence_column").str.strip().str.upper()
-    wild_type = (settings.get("wild_type") or "").upper()
-    length = len(wild_type) if wild_type else None
-    for row, seq in enumerate(cells):
-        if not rows.keep[row]:
-            continue
-        length = len(seq) if length is None and seq else length
-        if not seq or len(seq) != length:
-            rows.refuse(
-                row, column, seq, f"has {len(seq)} characters, not {length}",
-                "sequence of the wrong length",
-                "align the sequences to one length (the wild_type key's, or the first row's)",
-            )  # fmt: skip
-    length = length or 0
-    valid = cells.where(rows.keep, "-" * length)
-    residues = np.array([list(s) for s in valid], dtype="<U1").reshape(len(cells), length)
-    if wild_type:
-        wt = np.array(list(wild_type), dtype="<U1")
-    else:  # the consensus: the most common residue at every site among the kept rows
-        kept = residues[rows.keep]
-        wt = np.array(
-            [Counter(kept[:, k]).most_common(1)[0][0] if len(kept) else "-" for k in range(length)],
-            dtype="<U1",
-        )
-    return residues, wt, np.arange(1, length + 1)
-
-
-def _binary(path, table: pd.DataFrame, settings: dict, rows: _Rows) -> pd.DataFrame:
-    target = settings["target_column"]
-    names = settings.get("feature_columns") or [c for c in table.columns if c != target]
-    for name in names:
-        _column(path, table, name, "feature_columns")
-    cells = table[names]
-    bad = ~cells.isin(["0", "1"])
-    for row, col in zip(*np.nonzero(bad.to_numpy())):
-        rows.refuse(
-            row, names[col], cells.iat[row, col], "is not 0 or 1", "feature not 0 or 1",
-            "write 0 or 1 there, or leave the column out of feature_columns",
-        )  # fmt: skip
-    return (cells == "1").astype(np.uint8)
-
-
-def _file_folds(path, table: pd.DataFrame, schemes, rows: _Rows) -> dict[str, np.ndarray]:
+def _file_folds(path, table: pd.DataFrame, schemes, rows: Rows) -> dict[str, np.ndarray]:
     """The folds of the schemes the file gives as columns, checked cell by cell."""
     folds = {}
     for scheme in schemes:
@@ -449,30 +223,15 @@ def _computed_folds(path, table: pd.DataFrame, settings: dict, schemes, keep) ->
     return folds
 
 
-def _encode(residues: np.ndarray, wt: np.ndarray, sites: np.ndarray, how: str) -> pd.DataFrame:
-    """Residues at every site -> the binary features of the variable sites."""
-    columns: dict[str, np.ndarray] = {}
-    for k, site in enumerate(sites):
-        seen = np.unique(residues[:, k])
-        if len(seen) < 2:
-            continue  # not variable: carries no information
-        if how == "mutated":
-            columns[f"site{site}"] = residues[:, k] != wt[k]
-        else:
-            for residue in seen:
-                columns[f"site{site}={residue}"] = residues[:, k] == residue
-    return pd.DataFrame(columns, index=range(len(residues))).astype(np.uint8)
-
-
 def parse(path: str | Path, settings: dict) -> Parsed:
     """Read a user's table (``settings``: ``source_settings`` of its config entry) and binarize
     it; duplicate genotypes merged by the mean of y, in the order they first occur."""
     path = Path(path)
     settings = source_settings(settings)
-    table = _read(path)
-    rows = _Rows(path, len(table), settings["drop_invalid"])
+    table = read_table_file(path)
+    rows = Rows(path, len(table), settings["drop_invalid"])
     target = settings["target_column"]
-    y = _targets(rows, _column(path, table, target, "target_column"), target)
+    y = target_values(rows, table_column(path, table, target, "target_column"), target)
     fmt = settings["format"]
     schemes = settings.get("folds") or []
     unknown = [s for s in schemes if s not in SCHEMES]
@@ -483,12 +242,12 @@ def parse(path: str | Path, settings: dict) -> Parsed:
         )
     folds = _file_folds(path, table, schemes, rows)
     if fmt == "binary":
-        x = _binary(path, table, settings, rows)
+        x = read_binary(path, table, settings, rows)
     else:
-        read = _proteingym if fmt == "proteingym" else _sequences
+        read = read_proteingym if fmt == "proteingym" else read_sequences
         residues, wt, sites = read(path, table, settings, rows)
         keep = rows.keep
-        x = _encode(residues[keep], wt, sites, settings["binarization"])
+        x = encode(residues[keep], wt, sites, settings["binarization"])
         x.index = np.flatnonzero(keep)
     x = x[rows.keep[x.index.to_numpy()]]
     if not len(x):
@@ -528,8 +287,15 @@ def parse(path: str | Path, settings: dict) -> Parsed:
 
 
 def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Parsed:
-    """Parse ``raw`` and write the Parquet ``out`` atomically; its metadata records the source
-    sha256 (checked against ``settings['sha256']`` when given) and the binarization."""
+    """Parse ``raw`` and write the Parquet ``out`` atomically (``binarized``)."""
+    parsed, meta = binarized(name, raw, settings)
+    write_parquet(parsed.frame, out, meta)
+    return parsed
+
+
+def binarized(name: str, raw: str | Path, settings: dict) -> tuple[Parsed, dict]:
+    """Parse ``raw``: the table and its metadata, which records the source sha256 (checked
+    against ``settings['sha256']`` when given) and the binarization."""
     from .. import __version__
 
     raw, settings = Path(raw), source_settings(settings)
@@ -566,5 +332,4 @@ def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Par
     if parsed.folds:
         meta["folds"] = {scheme: folds.tolist() for scheme, folds in parsed.folds.items()}
         meta["fold_sources"] = parsed.fold_sources
-    write_parquet(frame, out, meta)
-    return parsed
+    return parsed, meta

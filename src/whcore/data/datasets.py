@@ -190,7 +190,7 @@ def source_urls(info: DatasetInfo) -> tuple[str, ...]:
 
 
 def download(name: str, out: str | Path, mirror: str | Path | None = None, **options) -> Path:
-    """Fetch the raw file of ``name`` to ``out`` (see ``whcore.download.fetch`` for options).
+    """Fetch the raw file of ``name`` to ``out`` (see ``whcore.data.download.fetch`` for options).
 
     A damaged copy at ``out`` is replaced, but only if ``out`` is named like the dataset's raw
     file: a wrong path never destroys some other file."""

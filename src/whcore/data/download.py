@@ -1,7 +1,7 @@
 """Checksummed file download: a local mirror folder first, then pinned URLs in order.
 
 Nothing is kept unless its sha256 matches: every copy or download goes to a temporary file
-beside the target (``whcore.io.atomic_path``) and is renamed only after the digest checks out.
+beside the target (``whcore.core.io.atomic_path``) and is renamed only after the digest checks out.
 When every source fails, one error lists each place tried and why (not found, offline, HTTP
 status, checksum mismatch with both digests).
 """

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..core.arrays import Data
 from ..core.io import read_parquet_metadata
 from ..core.rng import derive_seed
-from ..core.training import Data
 from .folds import fold_split, fold_unit_seed
 from .splits import Split, training_seed, unit_seed, unit_split
 from .synthetic import SparseTarget, sample_inputs
@@ -48,22 +48,23 @@ def read_table(path: str) -> tuple[np.ndarray, np.ndarray]:
     return x.astype(np.uint8), df["y"].to_numpy(dtype=np.float64)
 
 
-def _pool_size(data: dict, n: int) -> int:
-    sizes = [data["train_size"], data["val_size"], data["test_size"]]
+def _pool_size(data, n: int) -> int:
+    sizes = [data.train_size, data.val_size, data.test_size]
     return 2**n if "rest" in sizes else sum(sizes)
 
 
-def load_job_data(data: dict) -> tuple[Data, SparseTarget | None, int]:
-    """The splits of a spec's ``data`` section, the g* of synthetic data (else None) and the
-    unit's seed (``unit_seed``: a table is named by its file's stem, the dataset's name)."""
-    if data["source"] == "synthetic":
-        target = SparseTarget.from_json(data["path"])
-        unit = unit_seed(data["train_size"], data["data_seed"], target.digest())
+def load_job_data(data) -> tuple[Data, SparseTarget | None, int]:
+    """The splits of a spec's ``data`` (a ``whcore.pipeline.jobs.spec.DataSplit``), the g* of
+    synthetic data (else None) and the unit's seed (``unit_seed``: a table is named by its
+    file's stem, the dataset's name)."""
+    if data.source == "synthetic":
+        target = SparseTarget.from_json(data.path)
+        unit = unit_seed(data.train_size, data.data_seed, target.digest())
         pool = _pool_size(data, target.n)
         x = sample_inputs(target.n, pool, derive_seed("inputs", unit))
         y = target(x)
-        sizes = (data["train_size"], data["val_size"], data["test_size"])
-        return split_data(x, y, *sizes, unit, data["standardize"]), target, unit
+        sizes = (data.train_size, data.val_size, data.test_size)
+        return split_data(x, y, *sizes, unit, data.standardize), target, unit
     split, unit = load_table_split(data)
     return split, None, unit
 
@@ -84,21 +85,20 @@ def table_folds(path: str, scheme: str, rows: int) -> np.ndarray:
     return np.asarray(folds[scheme], dtype=np.int64)
 
 
-def load_table_split(data: dict) -> tuple[Data, int]:
-    """The splits of a table's ``data`` section (a subsample of ``train_size`` rows, or a
-    held-out fold, ``folds``) and the unit's seed: networks and baselines read exactly this."""
-    x, y = read_table(data["path"])
-    source = Path(data["path"]).stem
-    held_out = data.get("folds")
+def load_table_split(data) -> tuple[Data, int]:
+    """The splits of a table's ``data`` (a subsample of ``train_size`` rows, or a held-out
+    fold, ``folds``) and the unit's seed: networks and baselines read exactly this."""
+    x, y = read_table(data.path)
+    source = Path(data.path).stem
+    held_out = data.folds
     if held_out is None:
-        unit = unit_seed(data["train_size"], data["data_seed"], source)
-        sizes = (data["train_size"], data["val_size"], data["test_size"])
-        return split_data(x, y, *sizes, unit, data["standardize"]), unit
-    scheme, fold = held_out["scheme"], held_out["fold"]
-    unit = fold_unit_seed(source, scheme, fold, data["data_seed"])
-    folds = table_folds(data["path"], scheme, len(y))
-    split = fold_split(folds, fold, held_out["val_fraction"], unit)
-    return _subsets(x, y, split, data["standardize"]), unit
+        unit = unit_seed(data.train_size, data.data_seed, source)
+        sizes = (data.train_size, data.val_size, data.test_size)
+        return split_data(x, y, *sizes, unit, data.standardize), unit
+    unit = fold_unit_seed(source, held_out.scheme, held_out.fold, data.data_seed)
+    folds = table_folds(data.path, held_out.scheme, len(y))
+    split = fold_split(folds, held_out.fold, held_out.val_fraction, unit)
+    return _subsets(x, y, split, data.standardize), unit
 
 
 def split_data(x, y, train_size, val_size, test_size, unit, standardize_y) -> Data:

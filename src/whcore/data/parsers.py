@@ -4,7 +4,7 @@ Each parser returns a DataFrame with one uint8 0/1 column per binary feature (re
 followed by a float64 column ``y`` (the raw target). The encodings are the paper's (see
 ``shared/datasets/MANIFEST.md`` and the authors' ``datasets.py``), including the row order of the
 authors' code. Anything unexpected in a file raises ``RawFormatError`` naming the file, the
-problem and the fix; nothing is written here (``whcore.datasets.binarize`` writes the Parquet).
+problem and the fix; nothing is written here (``whcore.data.datasets.binarize`` writes the Parquet).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def read_failure(path, err: BaseException, what: str, fix: str) -> RawFormatErro
                           f"Fix: {fix}")  # fmt: skip
 
 
-_FIX = "use the file pinned in whcore.datasets (`whcore download <dataset>`), or fix the file"
+_FIX = "use the file pinned in whcore.data.datasets (`whcore download <dataset>`), or fix the file"
 
 
 def _fail(path, problem: str, fix: str = _FIX) -> RawFormatError:
@@ -91,7 +91,7 @@ def _finite(path, cells: pd.Series, first_row: int, where: str) -> np.ndarray:
         path,
         f"{where.format(first_row + index)} is {shown}, not a finite number",
         fix="write a finite number there or delete that row, or use the file pinned in "
-        "whcore.datasets (`whcore download <dataset>`)",
+        "whcore.data.datasets (`whcore download <dataset>`)",
     )
 
 

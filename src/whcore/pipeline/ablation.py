@@ -1,7 +1,7 @@
 """The ablation of Figure 5c: prune a random forest's exact Fourier spectrum two ways.
 
 A random forest fit to a real dataset (test R^2 near 1) is turned into its exact sparse Fourier
-transform (``whcore.trees``). Coefficients are then deleted in ``steps + 1`` equal fractions
+transform (``whcore.core.trees``). Coefficients are then deleted in ``steps + 1`` equal fractions
 (step i removes floor(i K / (steps + 1)) of the K coefficients, i = 0..steps) in two orders:
 
 - ``degree``: highest degree first, ties in random (seeded) order;
@@ -22,7 +22,7 @@ import pandas as pd
 from ..core.rng import derive_seed, stable_permutation
 
 if TYPE_CHECKING:
-    from .jobspec import AblationSpec
+    from .jobs.ablation import AblationSpec
 
 __all__ = ["ORDERS", "ablation_job", "deletion_order", "prune_scores", "run_ablation"]
 

@@ -23,7 +23,7 @@ from .families import BASELINES
 from .protocol import spearman
 
 if TYPE_CHECKING:
-    from .jobspec import BaselinesSpec
+    from .jobs.baselines import BaselinesSpec
 
 __all__ = [
     "FAMILIES",
@@ -93,7 +93,7 @@ def _scores(y: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
 def fit_grid(
     data, family: str, grid: dict, unit: int, threads: int = 1, log=print, ranks=False
 ) -> pd.DataFrame:
-    """Fit every grid point on ``data`` (a ``whcore.training.Data``); one record per point
+    """Fit every grid point on ``data`` (a ``whcore.core.arrays.Data``); one record per point
     (with ``ranks``, also the test split's Spearman correlation, ``test_spearman``).
 
     BLAS and OpenMP pools are capped at ``threads`` too, so a job never uses more cores than
@@ -149,7 +149,7 @@ def baselines_job(spec: BaselinesSpec, threads: int = 1, log=print) -> pd.DataFr
     fold of ProteinGym's protocol, scored also by the test split's Spearman correlation)."""
     from ..data.loading import load_table_split
 
-    data, unit = load_table_split(spec.data.to_mapping())
+    data, unit = load_table_split(spec.data)
     held_out = spec.data.folds is not None
     records = fit_grid(data, spec.family, spec.grid, unit, threads, log, ranks=held_out)
     return records.assign(dataset=spec.dataset, **spec.data.identity(data))

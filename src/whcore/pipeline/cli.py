@@ -1,6 +1,6 @@
 """The ``whcore`` command line: one subcommand per pipeline step (what Snakemake rules call).
 
-The job subcommands (``jobcommands``) take their job's spec; ``whcore spec`` (``lookup``) prints
+The job subcommands (``jobs``: one per kind) take their job's spec; ``whcore spec`` (``lookup``) prints
 the spec of any job of a config; the data commands below take a dataset's name.
 """
 
@@ -14,7 +14,7 @@ from .. import __version__
 from ..data import datasets
 from .environment import check_environment
 from .guards import die_with, parent_from_environment
-from .jobcommands import add_job_commands
+from .jobs import add_job_commands
 from .layout import Layout
 from .lookup import add_lookup_command
 

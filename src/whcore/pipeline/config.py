@@ -19,7 +19,7 @@ from ..data.custom import SOURCE_KEYS, source_settings
 from ..data.datasets import REGISTRY
 from ..data.folds import SCHEMES
 from .canonical import read_yaml, training_groups
-from .jobspec import training_defaults
+from .jobs.train import training_defaults
 
 __all__ = [
     "ConfigError",

@@ -1,6 +1,6 @@
 """Figure 5d numerics: the exact Walsh-Hadamard spectrum of the full Entacmaea landscape.
 
-All 2^13 genotypes are measured, so the spectrum is exact: G = 2^-n H_n y (``whcore.wht``
+All 2^13 genotypes are measured, so the spectrum is exact: G = 2^-n H_n y (``whcore.core.wht``
 convention, genotype bits MSB-first). Energy is G(f)^2. As in the authors' notebook, the 100
 largest-amplitude coefficients are ranked *without* the constant term (degree 0, the mean
 brightness); their notebook used the orthonormal scaling, whose energies are 2^n times these
@@ -10,26 +10,21 @@ brightness); their notebook used the orthonormal scaling, whose energies are 2^n
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import torch
 
-from ..core.io import read_parquet_metadata, write_parquet
+from ..core.io import read_parquet_metadata
 from ..core.wht import bits_to_int, degree, fwht
 from .provenance import provenance
 
-if TYPE_CHECKING:
-    from .jobspec import EntacmaeaEnergySpec
-
 __all__ = [
-    "energy_job",
     "energy_by_degree",
     "landscape",
     "spectrum",
     "top_coefficients",
-    "write_energy_tables",
+    "energy_tables",
 ]
 
 
@@ -106,20 +101,15 @@ def energy_by_degree(coefficients: torch.Tensor, top: pd.DataFrame) -> pd.DataFr
     return table
 
 
-def write_energy_tables(
-    data: str | Path,
-    out: str | Path,
-    top: int = 100,
-    coefficients_out: str | Path | None = None,
-    include_constant: bool = False,
-) -> pd.DataFrame:
-    """Read the binarized Entacmaea Parquet, write the energy-per-degree table to ``out`` (and
-    the top coefficients to ``coefficients_out``); returns the energy table."""
+def energy_tables(
+    data: str | Path, top: int = 100, include_constant: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """From the binarized Entacmaea Parquet: the energy-per-degree table, the top
+    coefficients and what both were computed from (their metadata)."""
     frame = pd.read_parquet(data)
     g = spectrum(frame)
     names = [c for c in frame.columns if c != "y"]
     best = top_coefficients(g, top, include_constant, names)
-    table = energy_by_degree(g, best)
     meta = {
         "provenance": provenance(),
         "source": str(data),
@@ -129,15 +119,4 @@ def write_energy_tables(
         "include_constant": include_constant,
         "energy": "G(f)^2 with G = 2^-n H_n y (raw y, not standardized)",
     }
-    if coefficients_out:
-        write_parquet(best, coefficients_out, meta)
-    write_parquet(table, out, meta)
-    return table
-
-
-def energy_job(spec: EntacmaeaEnergySpec) -> pd.DataFrame:
-    """An entacmaea-energy job: its tables written; returns the energy table."""
-    outputs = spec.outputs
-    return write_energy_tables(
-        spec.data, outputs["table"], spec.top, outputs.get("coefficients"), spec.include_constant
-    )
+    return energy_by_degree(g, best), best, meta

@@ -23,6 +23,7 @@ every table (column ``basis``) and in the figure.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,9 @@ from ..core.training import Member, TrainConfig, train_members
 from ..core.wht import int_to_bits
 from ..data.loading import load_job_data, training_seed
 from .canonical import canonical
-from .jobspec import EpistasisSpec
+
+if TYPE_CHECKING:
+    from .jobs.epistasis import EpistasisSpec
 
 __all__ = [
     "SiteMap",
@@ -275,7 +278,7 @@ def learned_epistasis(spec: EpistasisSpec, selected: pd.DataFrame, device: str =
     site set), one block of rows per method (standard and HashWH, as selected), and the basis
     of the spectrum (one line, also the tables' column ``basis``)."""
     split = spec.data
-    data, _, unit = load_job_data(split.to_mapping())
+    data, _, unit = load_job_data(split)
     names = [c for c in pd.read_parquet(split.path).columns if c != "y"]
     n = len(names)
     sites = SiteMap(names)

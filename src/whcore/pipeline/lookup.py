@@ -92,7 +92,7 @@ def _remove(paths: list[str], root: str) -> None:
 
 
 def _cmd_spec(args) -> None:
-    from .contract import SUBCOMMANDS, load_contract
+    from .contract import load_contract
 
     if not Path(args.schema).is_file():
         raise ValueError(
@@ -119,13 +119,13 @@ def _cmd_spec(args) -> None:
         return
     if args.list:
         for path, job in sorted(contract.all_outputs().items()):
-            print(f"{SUBCOMMANDS[job.kind]:<16} {path}")
+            print(f"{job.spec.SUBCOMMAND:<16} {path}")
         return
     path = _relative(args.output)
     job = contract.job_writing(path)
     if job is None:
         raise _not_an_output(contract, path, args)
-    subcommand, inputs = SUBCOMMANDS[job.kind], contract.command_inputs(job)
+    subcommand, inputs = job.spec.SUBCOMMAND, contract.command_inputs(job)
     if args.kind:
         print(subcommand)
     elif args.inputs:

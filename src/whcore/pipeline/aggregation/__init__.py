@@ -27,7 +27,7 @@ from .spectrum import spectrum_tables
 from .synthetic import synthetic_tables
 
 if TYPE_CHECKING:
-    from ..jobspec import AggregateSpec
+    from ..jobs.aggregate import AggregateSpec
 
 __all__ = [
     "HYPERPARAMETERS",

@@ -102,8 +102,6 @@ def run_summaries(records: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     summary = best[group + ["epoch", "val_r2", "test_r2", *scores, "cum_time"]].rename(
         columns={"epoch": "best_epoch", "cum_time": "time_to_best"}
     )
-    if "stack_size" not in records:  # records written before models were stacked
-        records["stack_size"] = 1
     totals = records.groupby(group, sort=False).agg(
         epochs=("epoch", "max"), train_time=("epoch_time", "sum"), stack_size=("stack_size", "max")
     )

@@ -10,13 +10,13 @@ import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["FIGURES", "PAPER_FIGURES", "Figure", "draw_figure"]
+__all__ = ["DATASET_FIGURES", "FIGURES", "PAPER_FIGURES", "Figure", "draw_figure"]
 
 
 @dataclass(frozen=True)
 class Figure:
     tables: tuple[str, ...]  # names under results/tables/ ("ablation", "protocol": one per dataset)
-    module: str  # module of whcore.figures holding the function
+    module: str  # module of whcore.pipeline.figures holding the function
     function: str
     kwargs: dict = field(default_factory=dict)
     caption: str = ""
@@ -163,6 +163,17 @@ FIGURES: dict[str, Figure] = {
         "ProteinGym's supervised protocol on your datasets: mean Spearman correlation on the "
         "held-out folds per method and split scheme (random, modulo, contiguous), with its "
         "standard error over the folds.",
+    ),
+}
+
+# Figures drawn once per dataset (their id and tables end in the dataset's name: epistasis_gb1).
+DATASET_FIGURES: dict[str, Figure] = {
+    "epistasis": _fig(
+        ["epistasis", "epistasis_energy", "epistasis_sites"],
+        "epistasis",
+        "epistasis_figure",
+        "Learned epistasis in sites: the energy of the selected standard and HashWH networks by "
+        "number of sites, and the site-by-site heatmap of the pairwise interaction energy.",
     ),
 }
 

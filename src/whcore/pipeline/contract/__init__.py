@@ -1,39 +1,46 @@
 """The job contract: a validated workflow config -> every job, its output paths and its spec.
 
 Snakemake asks it, by output path, for each job's spec and inputs (the paths themselves come
-from ``layout``, the jobs from ``plan``); the ``whcore`` subcommands take that spec. A spec
-holds exactly what determines the job's result, in canonical form (defaults filled, integral
-numbers as integers, keys sorted), including its outputs; the device, threads, data mirror and
-log frequency are passed beside it (``environment.job_environment``), so changing them never
-reruns a job.
+from ``layout``, the kinds of job from ``jobs.KINDS``); the ``whcore`` subcommands take that
+spec. A spec holds exactly what determines the job's result, in canonical form (defaults
+filled, integral numbers as integers, keys sorted), including its outputs; the device,
+threads, data mirror and log frequency are passed beside it (``environment.job_environment``),
+so changing them never reruns a job. The jobs are built one experiment at a time
+(``synthetic``, ``real``, ``analyses``, ``reports``).
 """
 
 from __future__ import annotations
 
 import os
 
-from .config import load_config
-from .jobspec import AGGREGATE_TABLES, KINDS
-from .plan import Job, JobPlan
+from ..config import load_config
+from ..jobs import KINDS
+from .analyses import add_analyses
+from .base import Job, Plan, own_data_only
+from .real import add_epistasis, add_real, add_user_data
+from .reports import add_reports, aggregate_inputs
+from .synthetic import add_spectrum, add_synthetic
 
-__all__ = [
-    "AGGREGATE_TABLES",
-    "Contract",
-    "Job",
-    "SUBCOMMANDS",
-    "load_contract",
-]
+__all__ = ["SUBCOMMANDS", "Contract", "Job", "load_contract", "own_data_only"]
 
 # The `whcore` subcommand that runs each kind of job (it takes the job's spec with --spec).
 SUBCOMMANDS = {kind: spec.SUBCOMMAND for kind, spec in KINDS.items()}
-# Jobs whose output is a figure stem (written as .pdf and .png).
-FIGURE_KINDS = ("figure", "epistasis_figure")
+# The builders, in order: a later one reads what an earlier one planned (the targets the
+# training reads, the training an aggregation reads).
+BUILDERS = (add_spectrum, add_synthetic, add_user_data, add_real, add_analyses, add_reports,
+            add_epistasis)  # fmt: skip
 
 
-class Contract(JobPlan):
-    """Every job of a validated config (``JobPlan``) and what the workflow asks of them."""
+class Contract(Plan):
+    """Every job of a validated config, and what the workflow and the command line ask of
+    them."""
 
-    # -- lookups used by the rules
+    def __init__(self, config: dict):
+        super().__init__(config)
+        for build in BUILDERS:
+            build(self)
+        for kind in KINDS.values():
+            kind.add_jobs(self)
 
     def job(self, path: str) -> Job:
         """The job writing ``path``, or a clear error for a path outside the configured grid."""
@@ -46,14 +53,11 @@ class Contract(JobPlan):
 
     def written_by(self, job: Job) -> list[str]:
         """Every path ``job`` writes: its spec's outputs (a figure's stem as its PDF and PNG)."""
-        outputs = job.spec.outputs.values()
-        if job.kind in FIGURE_KINDS:
-            return [f"{stem}{suffix}" for stem in outputs for suffix in (".pdf", ".png")]
-        return list(outputs)
+        return job.spec.written()
 
     def all_outputs(self) -> dict[str, Job]:
         """Every output path of every job -> the job writing it."""
-        return {path: job for job in self.jobs.values() for path in self.written_by(job)}
+        return {path: job for job in self.jobs.values() for path in job.spec.written()}
 
     def job_writing(self, path: str) -> Job | None:
         """The job writing ``path``: any of its outputs, or a file inside an output folder (a
@@ -62,20 +66,16 @@ class Contract(JobPlan):
         outputs = self.all_outputs()
         if path in outputs:
             return outputs[path]
-        folder = os.path.dirname(path)  # a configuration's file in a training job's folder
-        job = outputs.get(folder)
-        return job if job is not None and job.kind == "train" else None
+        job = outputs.get(os.path.dirname(path))  # a configuration's file in a job's folder
+        return job if job is not None and job.spec.FOLDERS else None
 
     def command_inputs(self, job: Job) -> dict[str, list[str]]:
         """The file options its subcommand takes beside the spec: {option: [paths]}."""
-        if job.kind == "aggregate":
-            inputs = self.aggregate_inputs(job.labels["experiment"], job.labels.get("dataset"))
-            return {f"--{role}": paths for role, paths in inputs.items()}
-        if job.kind in ("figure", "claims", "epistasis_figure"):
-            return {"--tables": list(job.inputs)}
-        if job.kind == "epistasis":
-            return {"--selected": [job.inputs[1]]}
-        return {}
+        return job.spec.command_inputs(job.inputs, self)
+
+    def aggregate_inputs(self, experiment: str, dataset: str | None = None) -> dict:
+        """An aggregation's input files by role (the `whcore aggregate` options)."""
+        return aggregate_inputs(self, experiment, dataset)
 
     def spec_of(self, pattern: str):
         """A params function for a rule whose output is ``pattern``: wildcards -> spec JSON.
@@ -96,18 +96,16 @@ class Contract(JobPlan):
         """What `all` builds: every final output (each figure's PDF and PNG, every table, the
         claims report, its JSON and the provenance table), so that any of them lost after a
         run is rebuilt, never reported as "Nothing to be done"."""
-        outputs = []
-        for job in self.jobs.values():
-            if job.kind in FIGURE_KINDS:
-                stem = job.spec.outputs["stem"]
-                outputs += [f"{stem}.pdf", f"{stem}.png"]
-            elif job.kind in ("aggregate", "ablation", "entacmaea_energy", "claims", "epistasis"):
-                outputs += job.spec.outputs.values()
-        return sorted(outputs)
+        return sorted(path for job in self.jobs.values() if job.spec.FINAL
+                      for path in job.spec.written())  # fmt: skip
 
     def figures(self) -> list[str]:
         """The ids of the figures of the enabled experiments."""
         return [job.labels["figure"] for job in self.jobs.values() if job.kind == "figure"]
+
+    def jobs_of(self, kind: str) -> list[Job]:
+        """The jobs of one kind."""
+        return [job for job in self.jobs.values() if job.kind == kind]
 
 
 def load_contract(config: dict | str, schema_path: str) -> Contract:

@@ -1,0 +1,169 @@
+"""The plan's machinery: the ``Job`` type, the ``Plan`` every experiment's builders add jobs to,
+and the parts the experiments share (a training job, a real dataset's split, table paths)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ...core.footprint import job_memory_mb, step_rows
+from ..canonical import canonical
+from ..config import protocol_datasets, user_datasets
+from ..jobs import JobSpec
+from ..jobs.train import TrainSpec
+from ..layout import Layout
+
+__all__ = ["Job", "Plan", "own_data_only"]
+
+
+def own_data_only(config: dict) -> bool:
+    """Whether a validated config's datasets are all the user's own (no experiment but the
+    real one, every real dataset given by file or url): its report compares the methods on
+    them instead of checking the paper's claims."""
+    others = ("spectrum", "synthetic", "ablation", "entacmaea_energy")
+    datasets = set(config["real"]["datasets"])
+    return (
+        config["real"]["enabled"]
+        and not any(config[e]["enabled"] for e in others)
+        and bool(datasets)
+        and datasets == set(user_datasets(config))
+    )
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: its spec (of its kind, with its outputs) and the files it reads."""
+
+    spec: JobSpec = field(hash=False)
+    inputs: tuple[str, ...] = ()
+    labels: dict = field(default_factory=dict, hash=False)  # what the workflow selects on
+    mem_mb: int | None = None  # what a scheduler is asked for (training jobs)
+
+    @property
+    def kind(self) -> str:
+        return self.spec.KIND
+
+    @property
+    def spec_json(self) -> str:
+        return self.spec.to_json()
+
+
+def memory_mb(method: str, grid: list[dict], training, rows: int, n: int) -> int:
+    """The memory a training job asks a scheduler for (``whcore.core.footprint``), from its
+    training settings (a ``jobs.train.Training``) and the (rows, n) of its table."""
+    members = len(training.seeds) * len(grid) if training.vectorize else 1
+    return job_memory_mb(
+        n, training.width, members, step_rows(method, grid, n, training.batch_size), rows * (n + 1)
+    )
+
+
+class Plan:
+    """Jobs keyed by their first output path, and what the experiments' builders share."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        self.layout = Layout(config["run_name"])
+        self.jobs: dict[str, Job] = {}
+        self.targets_of: dict[str, dict[str, dict]] = {}  # experiment -> g* draw -> its spec
+
+    def add(
+        self,
+        path: str,
+        kind: type[JobSpec],
+        spec: dict,
+        inputs: tuple[str, ...] | None = None,
+        labels: dict | None = None,
+    ) -> Job:
+        """The job of ``kind`` whose first output is ``path``: its spec checked (the one
+        check, as when the job starts) and canonical, its inputs those its spec names unless
+        given."""
+        spec = kind.from_dict(canonical(spec), f"job {path}")
+        inputs = spec.inputs() if inputs is None else inputs
+        self.jobs[path] = Job(spec, inputs, labels or {})
+        return self.jobs[path]
+
+    def outputs(self, kind: str, **labels) -> list[str]:
+        return sorted(
+            path
+            for path, job in self.jobs.items()
+            if job.kind == kind and all(job.labels.get(k) == v for k, v in labels.items())
+        )
+
+    def enabled(self, experiment: str) -> bool:
+        if experiment == "protocol":  # part of the real experiment, for the datasets asking
+            return bool(protocol_datasets(self.config))
+        return self.config[experiment]["enabled"]
+
+    def own_data_only(self) -> bool:
+        return own_data_only(self.config)
+
+    def add_train(
+        self, experiment, dataset, group, settings, data, training, labels, runtime,
+        table=None, fold=None,
+    ):  # fmt: skip
+        """One training job: a group of configurations (method, group tag, [params]) on one
+        data split (for the protocol, a held-out fold: ``fold``, (scheme, fold)). Runtime
+        cells (those whose times a figure or claim reads) train one model at a time, so that
+        their times are per model, as the paper measured them; elsewhere a stacked model's
+        epoch time is shared equally by its members (records: stack_size). ``table``: (rows,
+        n) of the data it reads, or None where unknown before it is made."""
+        method, tag, params_list = group
+        if fold is None:
+            wildcards = {
+                "experiment": experiment,
+                "dataset": dataset,
+                "method": method,
+                "group": tag,
+                "size": data["train_size"],
+                "dseed": data["data_seed"],
+            }
+            outputs = {"records": self.layout.records.format(**wildcards)}
+        else:
+            scheme, held_out = fold
+            records = self.layout.protocol_records.format(
+                dataset=dataset, scheme=scheme, method=method, group=tag, fold=held_out
+            )
+            outputs = {"records": records}
+        if experiment == "spectrum":
+            outputs["spectra"] = self.layout.spectra.format(**wildcards)
+        training = {**training, "seeds": list(settings["seeds"])}
+        if runtime:
+            training["vectorize"] = False
+        spec = {
+            "labels": labels,
+            "method": method,
+            "grid": params_list,
+            "data": data,
+            "training": training,
+            "spectrum": experiment == "spectrum",
+            "outputs": outputs,
+        }
+        path = outputs["records"]
+        job = self.add(path, TrainSpec, spec, labels={"experiment": experiment, "dataset": dataset})
+        if table is not None:
+            memory = memory_mb(method, params_list, job.spec.training, *table)
+            self.jobs[path] = replace(job, mem_mb=memory)
+
+    def real_data(self, name: str, ds: dict, size: int, dseed: int) -> dict:
+        """The split of a real dataset: networks and baselines read exactly this."""
+        return {
+            "source": "table",
+            "path": Layout.data(name),
+            "train_size": size,
+            "val_size": ds["val_size"],
+            "test_size": ds["test_size"],
+            "data_seed": dseed,
+            "standardize": self.config["real"]["standardize"],
+        }
+
+    def tables(self, names) -> list[str]:
+        """The paths of tables by name ("ablation", "protocol": one per dataset)."""
+        paths = []
+        for name in names:
+            if name == "ablation":
+                datasets = self.config["ablation"]["datasets"]
+                paths += [self.layout.table_path(f"ablation_{d}") for d in datasets]
+            elif name == "protocol":
+                paths += [self.layout.protocol_table(d) for d in protocol_datasets(self.config)]
+            else:
+                paths.append(self.layout.table_path(name))
+        return paths

@@ -1,0 +1,44 @@
+"""The baselines job: a baseline family's grid on one split of a dataset (the networks' split)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .spec import DataSplit, JobSpec
+
+__all__ = ["BaselinesSpec"]
+
+
+@dataclass(frozen=True)
+class BaselinesSpec(JobSpec):
+    """A baseline family's grid on one split of a dataset (the networks' split)."""
+
+    KIND, SUBCOMMAND, OUTPUTS = "baselines", "baselines", ("records",)
+    HELP = "fit a baseline family's grid on one split of a dataset"
+    THREADS = True
+
+    dataset: str
+    family: str
+    grid: dict
+    data: DataSplit
+    outputs: dict
+
+    def inputs(self) -> tuple[str, ...]:
+        return (self.data.path,)
+
+    def run(self, args, outputs) -> None:
+        from ..baselines import baselines_job, select_best
+        from ..provenance import provenance
+
+        start = time.perf_counter()
+        records = baselines_job(self, args.threads, log=lambda m: print(m, flush=True))
+        wall_time = time.perf_counter() - start
+        out = outputs.table("records", records, threads=args.threads, wall_time=wall_time,
+                            provenance=provenance())  # fmt: skip
+        best = select_best(records).iloc[0]
+        print(f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
+              f"{best['test_r2']:.4f}, {wall_time:.1f}s")  # fmt: skip
+
+
+Spec = BaselinesSpec

@@ -1,0 +1,42 @@
+"""The user-data job: a user's dataset binarized into its design matrix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .spec import JobSpec
+
+__all__ = ["UserDataSpec"]
+
+
+@dataclass(frozen=True)
+class UserDataSpec(JobSpec):
+    """A user's dataset binarized into its design matrix."""
+
+    KIND, SUBCOMMAND, OUTPUTS = "user_data", "binarize-user", ("data",)
+    HELP = "binarize your dataset (spec fields: dataset, raw, source; outputs: data)"
+
+    dataset: str
+    raw: str
+    source: dict
+    outputs: dict
+
+    def inputs(self) -> tuple[str, ...]:
+        return (self.raw,)
+
+    def run(self, args, outputs) -> None:
+        from pathlib import Path
+
+        from ...data.custom import binarized
+
+        out = self.outputs["data"]
+        try:
+            parsed, meta = binarized(self.dataset, self.raw, self.source)
+        except BaseException:
+            Path(out).unlink(missing_ok=True)  # never a stale table under the name of a new one
+            raise
+        outputs.table("data", parsed.frame, **meta)
+        print(f"wrote {out}: {parsed.summary()}")
+
+
+Spec = UserDataSpec

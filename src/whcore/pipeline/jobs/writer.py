@@ -1,0 +1,61 @@
+"""The one way a job writes its outputs: checked before any work, written under a temporary name
+and renamed when complete, and never over a result another job wrote for a different spec while
+this one ran (``whcore.pipeline.guards``)."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from ...core.io import atomic_folder, atomic_path, write_parquet
+from ..guards import check_replaceable, check_writable, refuse_superseded
+
+__all__ = ["Outputs"]
+
+
+class Outputs:
+    """The outputs of one job (its spec's), guarded. Made when the job starts: an output that
+    is not the project's to replace, or a folder that cannot be written, stops the job before
+    hours of work, not after."""
+
+    def __init__(self, spec):
+        self.spec = spec.to_dict()  # recorded in every Parquet output's metadata
+        self.paths = spec.outputs
+        self.started = time.time()
+        check_replaceable(*spec.replaceable())
+        check_writable(*self.paths.values())
+
+    def _guard(self, path) -> None:
+        refuse_superseded(path, self.spec, self.started)
+
+    @contextmanager
+    def file(self, path: str | Path):
+        """A temporary path to write ``path`` (one of the job's) to; renamed on success."""
+        self._guard(path)
+        with atomic_path(path) as tmp:
+            yield tmp
+
+    @contextmanager
+    def folder(self, role: str):
+        """A temporary folder for the output ``role``; it replaces the output on success."""
+        self._guard(self.paths[role])
+        with atomic_folder(self.paths[role]) as tmp:
+            yield tmp
+
+    def table(self, role: str, frame, **meta) -> str:
+        """Write ``frame`` as the output ``role`` (Parquet, with the spec and ``meta``)."""
+        path = self.paths[role]
+        self._guard(path)
+        write_parquet(frame, path, {"spec": self.spec, **meta})
+        return path
+
+    def figure(self, fig, provenance: dict) -> list[Path]:
+        """Write ``fig`` as the output ``stem``'s PDF and PNG."""
+        from ..figures.style import save_figure
+
+        stem = Path(self.paths["stem"])
+        stem = stem.with_suffix("") if stem.suffix in (".pdf", ".png") else stem
+        for path in (stem.with_suffix(".pdf"), stem.with_suffix(".png")):
+            self._guard(path)
+        return save_figure(fig, stem, provenance)
