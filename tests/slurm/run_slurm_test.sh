@@ -22,12 +22,12 @@ STATE=$WORK/cluster
 TARGET=fig2_sae_evolution
 start=$SECONDS
 
-# The tiny CI configuration (tests/workflow/tiny.yaml), cut to the spectrum experiment with one
+# The tiny CI configuration (.test/config.yaml), cut to the spectrum experiment with one
 # target draw and one train size: 7 Snakemake jobs (g*, 4 training jobs, aggregation, one
 # figure) as 7 SLURM jobs, the training jobs two at a time on the two fake GPUs (one of them
 # trains HashWH's two lambdas); enough to prove the profile without rerunning every rule, and to
 # have jobs waiting, running and done when the chaos run kills Snakemake.
-python - "$REPO/tests/workflow/tiny.yaml" >"$WORK/config.yaml" <<'EOF'
+python - "$REPO/.test/config.yaml" >"$WORK/config.yaml" <<'EOF'
 import sys, yaml
 config = yaml.safe_load(open(sys.argv[1]))
 for experiment in ("synthetic", "real", "ablation", "entacmaea_energy"):
