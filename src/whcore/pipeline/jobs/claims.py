@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .figure import read_tables
-from .spec import JobSpec, tables_option
+from .spec import JobSpec
 
 __all__ = ["ClaimsSpec"]
 
@@ -18,17 +18,11 @@ class ClaimsSpec(JobSpec):
     KIND, SUBCOMMAND, OUTPUTS = "claims", "claims", ("md", "json")
     OPTIONAL_OUTPUTS = ("provenance",)
     HELP = "check the paper's claims against the tables"
+    TABLES = "experiment tables (Parquet)"
     FINAL = True
 
     outputs: dict
     settings: dict = field(default_factory=dict)
-
-    def command_inputs(self, inputs, plan) -> dict[str, list[str]]:
-        return {"--tables": list(inputs)}
-
-    @classmethod
-    def add_arguments(cls, parser) -> None:
-        tables_option(parser, "experiment tables (Parquet)")
 
     def run(self, args, outputs) -> None:
         tables = read_tables(args.tables)

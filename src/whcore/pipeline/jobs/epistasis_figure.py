@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .figure import read_tables
-from .spec import JobSpec, tables_option
+from .spec import JobSpec
 
 __all__ = ["EpistasisFigureSpec"]
 
@@ -18,18 +18,12 @@ class EpistasisFigureSpec(JobSpec):
 
     KIND, SUBCOMMAND, OUTPUTS = "epistasis_figure", "epistasis-figure", ("stem",)
     HELP = "draw the epistasis figure (energy by number of sites, site-by-site heatmap)"
+    TABLES = "its three epistasis tables"
     FIGURE, FINAL = True, True
 
     dataset: str
     title: str
     outputs: dict
-
-    def command_inputs(self, inputs, plan) -> dict[str, list[str]]:
-        return {"--tables": list(inputs)}
-
-    @classmethod
-    def add_arguments(cls, parser) -> None:
-        tables_option(parser, "its three epistasis tables")
 
     def run(self, args, outputs) -> None:
         from ..figures.epistasis import epistasis_figure

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .spec import JobSpec, tables_option
+from .spec import JobSpec
 
 __all__ = ["FigureSpec", "read_tables"]
 
@@ -24,18 +24,12 @@ class FigureSpec(JobSpec):
 
     KIND, SUBCOMMAND, OUTPUTS = "figure", "figure", ("stem",)
     HELP = "draw one figure (PDF and PNG) from its tables"
+    TABLES = "the tables it reads (Parquet)"
     FIGURE, FINAL = True, True
 
     figure: str
     outputs: dict
     settings: dict = field(default_factory=dict)
-
-    def command_inputs(self, inputs, plan) -> dict[str, list[str]]:
-        return {"--tables": list(inputs)}
-
-    @classmethod
-    def add_arguments(cls, parser) -> None:
-        tables_option(parser, "the tables it reads (Parquet)")
 
     def run(self, args, outputs) -> None:
         from ..figures.registry import draw_figure

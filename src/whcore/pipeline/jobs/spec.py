@@ -240,6 +240,7 @@ class JobSpec(Fields):
     FINAL: ClassVar[bool] = False  # its outputs are what `all` builds
     DEVICE: ClassVar[bool] = False  # it runs on a device (--device, --threads for PyTorch)
     THREADS: ClassVar[bool] = False  # it takes a share of cores (--threads)
+    TABLES: ClassVar[str] = ""  # it reads the tables the plan gives it: --tables' help
 
     def check(self, source: str) -> None:
         outputs = self.outputs  # type: ignore[attr-defined]
@@ -268,13 +269,16 @@ class JobSpec(Fields):
 
     def command_inputs(self, inputs: tuple[str, ...], plan) -> dict[str, list[str]]:
         """The file options its subcommand takes beside the spec ({option: [paths]}), from the
-        job's ``inputs`` (or ``plan``'s lookups): none unless the kind says."""
-        return {}
+        job's ``inputs`` (or ``plan``'s lookups): its tables where it reads some (``TABLES``),
+        else none unless the kind says."""
+        return {"--tables": list(inputs)} if self.TABLES else {}
 
     @classmethod
     def add_arguments(cls, parser) -> None:
         """The subcommand's options beside --spec (the files it reads that its spec does not
-        name): none unless the kind says."""
+        name): --tables where it reads tables (``TABLES``), else none unless the kind says."""
+        if cls.TABLES:
+            tables_option(parser, cls.TABLES)
 
     @classmethod
     def add_jobs(cls, plan) -> None:
