@@ -34,7 +34,7 @@ def spec_cli(capsys, *args) -> tuple[int, str, str]:
         (f"{RECORDS}/b3_lam0.01.parquet", RECORDS, "train"),  # a configuration's file
         (RECORDS.replace("/runs/", "/spectra/"), RECORDS, "train"),
         (f"./{RECORDS}/", RECORDS, "train"),
-        (f"{ROOT}/synthetic/spectrum/draw0.json", None, "synthetic"),
+        (f"{ROOT}/synthetic/spectrum/draw0.json", None, "target"),
         (f"{ROOT}/runs/real/gb1/lasso/grid/size100_dseed0.parquet", None, "baselines"),
         (f"{ROOT}/tables/ablation_sgemm.parquet", None, "ablation"),
         (f"{ROOT}/tables/entacmaea_energy.parquet", None, "entacmaea-energy"),
@@ -76,7 +76,7 @@ def test_a_spec_from_the_config_runs_its_job(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     target = f"{ROOT}/synthetic/spectrum/draw0.json"
     for output, subcommand, options in (
-        (target, "synthetic", []),
+        (target, "target", []),
         (RECORDS, "train", ["--device", "cpu"]),
     ):
         code, spec, err = spec_cli(capsys, TINY, output)

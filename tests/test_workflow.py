@@ -64,7 +64,7 @@ def test_every_rule_has_a_one_line_description(tmp_path):
 
 def test_the_slurm_profile_names_the_logs_the_jobs_write(paper_dry_run):
     """The log paths the profile's comment gives as examples are those of the paper's jobs."""
-    profile = (TINY.parents[2] / "profiles" / "slurm" / "profile.yaml").read_text()
+    profile = (REPO / "profiles" / "slurm" / "profile.yaml").read_text()
     comment = "\n".join(line for line in profile.splitlines() if line.startswith("#"))
     examples = set(re.findall(r"logs/[\w./-]+\.log", comment))
     logs = set(re.findall(r"^    log: (\S+)$", paper_dry_run, re.MULTILINE))
@@ -74,7 +74,7 @@ def test_the_slurm_profile_names_the_logs_the_jobs_write(paper_dry_run):
 def slurm_submissions(counts: dict[str, int]) -> int:
     """SLURM jobs of a run through profiles/slurm: a group of k components would be one SLURM
     job (the profile has none), local rules (downloads) and `all` run where Snakemake runs."""
-    profile = yaml.safe_load((TINY.parents[2] / "profiles" / "slurm" / "profile.yaml").read_text())
+    profile = yaml.safe_load((REPO / "profiles" / "slurm" / "profile.yaml").read_text())
     group_of = dict(entry.split("=") for entry in profile.get("groups", []))
     size = {
         g: int(k) for g, k in (entry.split("=") for entry in profile.get("group-components", []))
@@ -140,7 +140,7 @@ def test_a_bad_environment_variable_is_one_line(tmp_path):
 def test_a_yaml_error_in_the_default_config_names_the_file_and_the_line(tmp_path):
     """Snakemake's own message for a config it cannot parse names neither the file nor the
     line; the workflow reads its default config first and says both."""
-    repo = TINY.parents[2]
+    repo = REPO
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     for part in ("Snakefile", "workflow", "config", "envs"):
