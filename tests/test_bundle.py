@@ -79,6 +79,7 @@ def test_the_crate_holds_the_run_and_every_jobs_spec(tiny_run, crate):
         "environment/installed.txt",
         "envs/linux-cpu.lock",
         "Snakefile",
+        "workflow/Snakefile",
         JOBS,
     }
     assert expected <= names, expected - names
@@ -112,7 +113,7 @@ def test_the_crate_holds_the_run_and_every_jobs_spec(tiny_run, crate):
     assert results == ["figures/fig5a_real_r2.pdf", "figures/fig5a_real_r2.png"]
     organize = graph["#orchestrate"]
     assert organize["@type"] == "OrganizeAction" and organize["result"]["@id"] == "#run"
-    assert graph["./"]["mainEntity"]["@id"] == "Snakefile"
+    assert graph["./"]["mainEntity"]["@id"] == "workflow/Snakefile"
 
 
 def test_the_crate_passes_the_provenance_run_crate_profile(crate):

@@ -49,7 +49,9 @@ CONFIG = "config.yaml"  # in the crate: the configuration file the run was made 
 INSTALLED = "environment/installed.txt"  # the installed distributions, name==version
 LOCK = "envs/linux-cpu.lock"  # the tested set of the checkout (a path of the checkout)
 CHECKOUT = SCHEMA_PATH.parents[2]
-WORKFLOW_FILES = ("Snakefile", "workflow/rules", "workflow/schemas")
+# The main workflow (the catalog's place), the folders of its code, and the checkout's top-level
+# Snakefile that includes it (the README's `--snakefile <checkout>/Snakefile`).
+WORKFLOW_FILES = ("workflow/Snakefile", "workflow/rules", "workflow/schemas", "Snakefile")
 
 
 def crate_path(root: str | Path) -> Path:
@@ -206,10 +208,11 @@ def _new_crate(run: str, config_name: str):
 
 
 def _add_workflow(crate):
-    """The Snakefile as the crate's main workflow (at this checkout's commit) and its code."""
+    """workflow/Snakefile as the crate's main workflow (at this checkout's commit) and its code."""
+    main, *folders, top_level = WORKFLOW_FILES
     workflow = crate.add_workflow(
-        CHECKOUT / "Snakefile",
-        "Snakefile",
+        CHECKOUT / main,
+        main,
         main=True,
         lang="snakemake",
         properties={
@@ -219,10 +222,11 @@ def _add_workflow(crate):
             "version": git_commit(CHECKOUT),
         },
     )
-    for folder in WORKFLOW_FILES[1:]:
+    for folder in folders:
         for file in sorted((CHECKOUT / folder).iterdir()):
             if file.is_file():
                 crate.add_file(file, f"{folder}/{file.name}")
+    crate.add_file(CHECKOUT / top_level, top_level)
     return workflow
 
 
