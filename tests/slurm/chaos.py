@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from whcore.pipeline.slurm import queued_jobs
+
 TRAINING = "rule_train_spectrum"
 # Columns that measure time: they differ between any two runs.
 TIMING = re.compile(r"time")
@@ -43,20 +45,6 @@ def wait_until(what: str, condition, timeout: float = 300.0, every: float = 0.5)
             return value
         time.sleep(every)
     raise TimeoutError(f"chaos: gave up after {timeout:.0f} s waiting for {what}")
-
-
-def squeue_rows(workdir: Path) -> dict[str, tuple[str, str]]:
-    """This folder's queued and running Snakemake jobs: id -> (state, comment)."""
-    out = subprocess.run(
-        ["squeue", "--me", "--noheader", "--format=%i|%T|%k|%Z"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    rows = (line.split("|", 3) for line in out.splitlines())
-    return {
-        job: (state, comment)
-        for job, state, comment, folder in rows
-        if Path(folder).resolve() == workdir.resolve() and comment.startswith("rule_")
-    }
 
 
 def job_record(job: str) -> dict:
@@ -121,7 +109,7 @@ def main(reference: Path, workdir: Path, report: Path, command: list[str]) -> in
     snakemake = start(command, workdir, first_log)
 
     def training(state: str):
-        return [j for j, (s, c) in squeue_rows(workdir).items() if s == state and TRAINING in c]
+        return [j for j, (s, c) in queued_jobs(workdir).items() if s == state and TRAINING in c]
 
     wait_until(
         "two training jobs running and one waiting",
@@ -130,23 +118,23 @@ def main(reference: Path, workdir: Path, report: Path, command: list[str]) -> in
     # A waiting job held back stays waiting until the kill, whatever the timing of the others.
     held = wait_until("a waiting job held back", lambda: hold_one(training("PENDING")))
     cancelled = training("RUNNING")[0]
-    comment = squeue_rows(workdir)[cancelled][1]
+    comment = queued_jobs(workdir)[cancelled][1]
     subprocess.run(["scancel", cancelled], check=True)
     retried = wait_until(
         f"Snakemake to submit the cancelled job {cancelled} again",
         lambda: next(
-            (j for j, (_, c) in squeue_rows(workdir).items() if c == comment and j != cancelled),
+            (j for j, (_, c) in queued_jobs(workdir).items() if c == comment and j != cancelled),
             None,
         ),
         timeout=240,
     )
     snakemake.send_signal(signal.SIGKILL)
     snakemake.wait()
-    at_kill = {job: state for job, (state, _) in squeue_rows(workdir).items()}
+    at_kill = {job: state for job, (state, _) in queued_jobs(workdir).items()}
     left_running = [job for job, state in at_kill.items() if state == "RUNNING"]
     wait_until(
         "a job of the killed Snakemake to end",
-        lambda: any(job not in squeue_rows(workdir) for job in left_running),
+        lambda: any(job not in queued_jobs(workdir) for job in left_running),
     )
 
     subprocess.run([*command, "--unlock"], cwd=workdir, check=True, capture_output=True)

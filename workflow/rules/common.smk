@@ -77,7 +77,9 @@ def refuse_jobs_no_node_holds():
         planned = CONTRACT.job(str(job.output[0])) if job.output else None
         if planned is None or not planned.mem_mb:
             continue
-        key = f"{planned.labels['experiment']}.methods.{planned.spec.method}"
+        # the protocol trains the real experiment's methods
+        section = {"protocol": "real"}.get(planned.labels["experiment"])
+        key = f"{section or planned.labels['experiment']}.methods.{planned.spec.method}"
         partition = job.resources.get("slurm_partition") or ""
         requests = by_partition.setdefault(partition, {})
         requests[str(job.output[0])] = (job.resources.get("mem_mb"), key)

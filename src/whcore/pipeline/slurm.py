@@ -40,6 +40,7 @@ __all__ = [
     "SlurmQueryError",
     "check_nodes_fit",
     "largest_node_mb",
+    "queued_jobs",
     "record_orphan_outputs",
     "restart",
     "settle_orphaned_jobs",
@@ -63,9 +64,9 @@ def _run(args: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, check=False, timeout=120)
 
 
-def queued_jobs(workdir: str | Path = ".") -> dict[str, str]:
+def queued_jobs(workdir: str | Path = ".") -> dict[str, tuple[str, str]]:
     """This user's queued or running SLURM jobs that Snakemake submitted (comment ``rule_...``)
-    from ``workdir``: job id -> state."""
+    from ``workdir``: job id -> (state, comment)."""
     listing = _run(["squeue", "--me", "--noheader", "--format=%i|%Z|%k|%T"])
     if listing.returncode != 0:
         raise SlurmQueryError(
@@ -77,7 +78,7 @@ def queued_jobs(workdir: str | Path = ".") -> dict[str, str]:
     for line in listing.stdout.splitlines():
         job, folder, comment, state = (line.split("|", 3) + ["", "", ""])[:4]
         if comment.startswith("rule_") and Path(folder).resolve() == here:
-            jobs[job.strip()] = state.strip()
+            jobs[job.strip()] = (state.strip(), comment)
     return jobs
 
 
@@ -122,7 +123,7 @@ def settle_orphaned_jobs(
     if not slurm_available():
         return [], []
     jobs = queued_jobs(workdir)
-    waiting = [job for job, state in jobs.items() if state in WAITING]
+    waiting = [job for job, (state, _) in jobs.items() if state in WAITING]
     running = [job for job in jobs if job not in waiting]
     left = list(running)
     if waiting:
@@ -187,5 +188,6 @@ def restart(workflow) -> None:
     """Replace this Snakemake by a new one with the same command line, its lock released (the
     run lock of ``guards.hold_run_lock`` is a descriptor that closes on exec)."""
     workflow.persistence.unlock()
-    sys.stdout.flush(), sys.stderr.flush()
+    sys.stdout.flush()
+    sys.stderr.flush()
     os.execv(sys.executable, sys.orig_argv)
