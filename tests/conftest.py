@@ -176,6 +176,21 @@ def snakemake():
     return run_snakemake
 
 
+@pytest.fixture(scope="session")
+def crate(tiny_run, tmp_path_factory) -> Path:
+    """The tiny run's crate, made by the rule `bundle` (`whcore bundle`, which validates it) in
+    a copy of the run: the copy plans no other job."""
+    import re
+    import shutil
+
+    work = tmp_path_factory.mktemp("bundled") / "work"
+    shutil.copytree(tiny_run, work, symlinks=True)  # timestamps kept
+    done = run_snakemake("bundle", "--cores", "1", "--configfile", str(TINY), workdir=work)
+    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
+    assert jobs == {"bundle": "1", "total": "1"}, done.stdout[-2000:]
+    return work / "results" / "tiny" / "tiny.crate.zip"
+
+
 def figure_spec(figure_id: str, stem, settings: dict | None = None) -> str:
     """The spec of a `whcore figure` job drawing ``figure_id`` to ``stem``.pdf/.png."""
     import json

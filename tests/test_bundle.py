@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import TINY, run_snakemake
+from conftest import TINY
 from test_macros import check_macros, parse_macros
 
 from whcore.pipeline.bundle import JOBS, PROFILE, bundle, check_crate, validate_crate
@@ -46,18 +45,6 @@ def _rewritten(crate: Path, out: Path, edit) -> Path:
             elif item.filename not in dropped:
                 target.writestr(item, source.read(item))
     return out
-
-
-@pytest.fixture(scope="module")
-def crate(tiny_run, tmp_path_factory) -> Path:
-    """The tiny run's crate, made by the rule `bundle` (`whcore bundle`, which validates it) in
-    a copy of the run: the copy plans no other job."""
-    work = tmp_path_factory.mktemp("bundled") / "work"
-    shutil.copytree(tiny_run, work, symlinks=True)  # timestamps kept
-    done = run_snakemake("bundle", "--cores", "1", "--configfile", str(TINY), workdir=work)
-    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
-    assert jobs == {"bundle": "1", "total": "1"}, done.stdout[-2000:]
-    return work / RUN / "tiny.crate.zip"
 
 
 pytestmark = pytest.mark.workflow

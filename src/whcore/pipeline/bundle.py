@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .crate_actions import add_jobs, add_run, snakemake_times
 from .crate_checks import PROFILE, VERSION, check_crate, validate_crate
+from .crate_open import file_facts
 from .layout import Layout
 from .provenance import git_commit
 from .runrecord import RECORD, config_digest, source_files
@@ -163,13 +164,14 @@ def _describe(root: Path, contract, config_path: Path, scratch: Path):
     targets = contract.targets()
     crate = _new_crate(root.name, config_path.name)
     workflow = _add_workflow(crate)
-    config_file = crate.add_file(
+    config_file = add_file(
+        crate,
         config_path,
         CONFIG,
-        properties={"name": "configuration", "encodingFormat": "application/yaml"},
+        {"name": "configuration", "encodingFormat": "application/yaml"},
     )
     files = {  # run path -> its entity
-        path: crate.add_file(workdir / path, path.removeprefix(prefix))
+        path: add_file(crate, workdir / path, path.removeprefix(prefix), within=root)
         for path in [*targets, f"{prefix}{RECORD}"]
     }
     plan = _plan(contract)
@@ -220,14 +222,37 @@ def _add_workflow(crate):
             "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow", "HowTo"],
             "name": "whcore workflow",
             "version": git_commit(CHECKOUT),
+            **_facts(CHECKOUT / main, CHECKOUT),
         },
     )
     for folder in folders:
         for file in sorted((CHECKOUT / folder).iterdir()):
             if file.is_file():
-                crate.add_file(file, f"{folder}/{file.name}")
-    crate.add_file(CHECKOUT / top_level, top_level)
+                add_file(crate, file, f"{folder}/{file.name}", within=CHECKOUT)
+    add_file(crate, CHECKOUT / top_level, top_level, within=CHECKOUT)
     return workflow
+
+
+def add_file(crate, source: Path, dest: str, properties=None, within: Path | None = None):
+    """``source`` as the crate's File ``dest``, with its sha256 and size (``whcore render``
+    checks every member against them). With ``within`` (the run folder, the checkout), a
+    symbolic link at ``source`` or in the folders between ``within`` and it is refused: a crate
+    holds the files of the run, not what a link in its folder points to."""
+    return crate.add_file(source, dest, properties={**(properties or {}), **_facts(source, within)})
+
+
+def _facts(source: Path, within: Path | None) -> dict:
+    """``source``'s sha256 and size, links refused below ``within`` (see ``add_file``)."""
+    source = Path(source)
+    for path in [source, *source.parents] if within else []:
+        if path == within or path in within.parents:
+            break
+        if path.is_symlink():
+            raise ValueError(
+                f"{path}: a symbolic link; a crate holds files, not what a link points to. "
+                "Fix: replace the link by the file it points to, or remove it"
+            )
+    return file_facts(source)
 
 
 def _plan(contract) -> list[dict]:
@@ -252,19 +277,21 @@ def _add_environment(crate, plan: list[dict], scratch: Path) -> None:
     """The plan (``jobs.json``), the installed distributions and the lock; the files made here
     are written under ``scratch``, which must outlive the crate's writing."""
     (scratch / JOBS).write_text(json.dumps(plan, indent=1, sort_keys=True) + "\n")
-    crate.add_file(
+    add_file(
+        crate,
         scratch / JOBS,
         JOBS,
-        properties={"name": "every job's canonical spec", "encodingFormat": "application/json"},
+        {"name": "every job's canonical spec", "encodingFormat": "application/json"},
     )
     (scratch / "installed.txt").write_text(_installed())
-    crate.add_file(
+    add_file(
+        crate,
         scratch / "installed.txt",
         INSTALLED,
-        properties={"name": "installed distributions (bundling environment)"},
+        {"name": "installed distributions (bundling environment)"},
     )
     if (CHECKOUT / LOCK).is_file():
-        crate.add_file(CHECKOUT / LOCK, LOCK, properties={"name": "the tested set (lock)"})
+        add_file(crate, CHECKOUT / LOCK, LOCK, {"name": "the tested set (lock)"}, CHECKOUT)
 
 
 def _write_checked(crate, destination: Path, validate: bool) -> None:

@@ -9,6 +9,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from .crate_open import METADATA, facts_differ, stream_facts
+
 __all__ = ["PROFILE", "VERSION", "check_crate", "validate_crate"]
 
 PROFILE = "provenance-run-crate-0.5"  # roc-validator's id of the profile the crate follows
@@ -29,13 +31,23 @@ def _metadata(crate: str | Path) -> dict:
         return json.loads(archive.read("ro-crate-metadata.json"))
 
 
+def _member_facts(archive: zipfile.ZipFile, name: str) -> dict:
+    with archive.open(name) as handle:
+        return stream_facts(handle)
+
+
 def check_crate(crate: str | Path) -> list[str]:
     """What the validator may let pass: every file an action or the root names is in the zip,
-    every action's outputs included. Returns the problems (none: an empty list)."""
+    every action's outputs included, with the sha256 and size the metadata gives it. Returns the
+    problems (none: an empty list)."""
+    graph = {entity["@id"]: entity for entity in _metadata(crate)["@graph"]}
     with zipfile.ZipFile(crate) as archive:
         names = set(archive.namelist())
-    graph = {entity["@id"]: entity for entity in _metadata(crate)["@graph"]}
-    problems = []
+        problems = [
+            f"{name} {problem}"
+            for name in sorted((names & set(graph)) - {METADATA})
+            if (problem := facts_differ(graph[name], _member_facts(archive, name)))
+        ]
 
     def refs(value):
         values = value if isinstance(value, list) else [value]

@@ -1,58 +1,146 @@
 """The figures and claims of a run redrawn from its crate alone (``whcore render``).
 
-``render(crate, out)`` runs the crate's figure and claims jobs (the same ``whcore`` subcommands
-the workflow ran) on the crate's tables. Neither the raw data, nor the run records, nor
-Snakemake are needed.
+A crate may come from anyone, so ``render`` interprets it; it executes nothing the crate names.
+The crate is opened within bounds and checked against its own metadata (``crate_open``); its
+plan (``jobs.json``) is read as data: of its jobs, only the kinds in ``RENDERERS`` are drawn,
+each by its kind's own function, whatever subcommand or other kind the plan names. Before
+anything is drawn, every job's spec is checked as its kind checks specs, each table it reads
+must be a checked member of the crate, and each file it writes must be one of the run's own
+outputs that the crate holds, written at the same place under ``out``: nothing outside ``out``
+is opened or written, and no network, data or GPU is touched. Neither the raw data, nor the run
+records, nor Snakemake are needed.
 """
 
 from __future__ import annotations
 
-import json
+import re
 import tempfile
-import zipfile
+from argparse import Namespace
 from pathlib import Path
 
 from .bundle import JOBS
+from .crate_open import CrateError, OpenedCrate, open_crate, safe_member
+from .jobs.claims import ClaimsSpec
+from .jobs.epistasis_figure import EpistasisFigureSpec
+from .jobs.figure import FigureSpec
+from .jobs.spec import SpecError
+from .jobs.writer import Outputs
 from .layout import Layout
 from .runrecord import RECORD
 
-__all__ = ["RENDERED", "render"]
+__all__ = ["RENDERERS", "CrateError", "render"]
 
-RENDERED = ("figure", "epistasis_figure", "claims")  # the jobs `render` reruns
-
-
-def _command(entry: dict, prefix: str, crate_dir: Path, out: Path) -> list[str]:
-    """The ``whcore`` arguments of the crate's job ``entry``, its inputs read from the unpacked
-    crate ``crate_dir`` and its outputs written under ``out``."""
-    spec = entry["spec"]
-    spec["outputs"] = {
-        role: str(out / path.removeprefix(prefix)) for role, path in spec["outputs"].items()
-    }
-    for path in spec["outputs"].values():
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-    args = [entry["subcommand"], "--spec", json.dumps(spec)]
-    for option, paths in entry["command_inputs"].items():
-        args += [option, *(str(crate_dir / p.removeprefix(prefix)) for p in paths)]
-    return args
+# The kinds of job that `render` redraws, each by its spec's own run function.
+RENDERERS = {spec.KIND: spec for spec in (FigureSpec, EpistasisFigureSpec, ClaimsSpec)}
+_RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def render(crate: str | Path, out: str | Path, log=print) -> list[Path]:
     """Rebuild every figure and the claims report of ``crate`` under ``out`` (claims.md,
-    claims.json, provenance.tsv and figures/ as in the run folder); returns what it wrote."""
-    from .cli import build_parser
-
+    claims.json, provenance.tsv and figures/ as in the run folder); returns what it wrote.
+    Raises ``CrateError`` (one line) for a crate it cannot render, before writing anything."""
     out = Path(out).resolve()
-    written = []
     with tempfile.TemporaryDirectory() as tmp:
-        with zipfile.ZipFile(crate) as archive:
-            archive.extractall(tmp)
-        plan = json.loads((Path(tmp) / JOBS).read_text())
-        record = json.loads((Path(tmp) / RECORD).read_text())
-        prefix = f"{Layout.RESULTS}/{record['run_name']}/"
-        for entry in plan:
-            if entry["kind"] in RENDERED:
-                parsed = build_parser().parse_args(_command(entry, prefix, Path(tmp), out))
-                parsed.func(parsed)
-                written += [out / p.removeprefix(prefix) for p in entry["outputs"]]
-                log(f"rendered {entry['id']}")
+        opened = open_crate(crate, tmp)
+        jobs = _planned(opened, out)
+        written = []
+        for job_id, spec, tables in jobs:
+            written += _draw(opened.name, job_id, spec, tables)
+            log(f"rendered {job_id}")
     return written
+
+
+def _planned(opened: OpenedCrate, out: Path) -> list[tuple[str, object, list[str]]]:
+    """The jobs to draw: (id, spec writing under ``out``, its tables unpacked), every one
+    checked before any is drawn."""
+    prefix = f"{Layout.RESULTS}/{_run_name(opened)}/"
+    plan = opened.json(JOBS)
+    if not isinstance(plan, list) or not all(isinstance(entry, dict) for entry in plan):
+        raise CrateError(f"{opened.name}: {JOBS} is not a list of jobs")
+    jobs, claimed = [], set()
+    for entry in plan:
+        kind = RENDERERS.get(entry.get("kind"))
+        if kind is None:
+            continue  # training, aggregation...: their tables are in the crate already
+        job_id = str(entry.get("id"))
+        where = f"{opened.name}: {JOBS}: job {job_id!r:.80}"
+        spec = _spec(kind, entry, prefix, opened, out, where)
+        for path in spec.written():
+            if path in claimed:
+                raise CrateError(f"{where}: writes {path}, which another job writes too")
+            claimed.add(path)
+        jobs.append((job_id, spec, _tables(entry, prefix, opened, where)))
+    if not jobs:
+        raise CrateError(f"{opened.name}: {JOBS} names no figure or claims job to render")
+    return jobs
+
+
+def _run_name(opened: OpenedCrate) -> str:
+    record = opened.json(RECORD)
+    name = record.get("run_name") if isinstance(record, dict) else None
+    if not isinstance(name, str) or not _RUN_NAME.fullmatch(name):
+        raise CrateError(f"{opened.name}: {RECORD} names no run (run_name {name!r:.40})")
+    return name
+
+
+def _member(path, prefix: str, where: str) -> str:
+    """The crate member of a run path ``results/<run>/...``, refused unless it stays inside."""
+    member = path.removeprefix(prefix) if isinstance(path, str) else None
+    if member is None or member == path or safe_member(member) is None:
+        raise CrateError(f"{where}: {path!r:.120} is not a path of the run {prefix}")
+    return member
+
+
+def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where: str):
+    """The job's spec as its kind checks it, its outputs moved under ``out``; each must be a
+    run output the crate holds."""
+    spec = entry.get("spec")
+    if not isinstance(spec, dict) or not isinstance(spec.get("outputs"), dict):
+        raise CrateError(f"{where}: no spec with outputs")
+    moved = {
+        role: str(out / _member(path, prefix, where)) for role, path in spec["outputs"].items()
+    }
+    try:
+        checked = kind.from_dict({**spec, "outputs": moved}, where)
+    except SpecError as err:
+        raise CrateError(str(err)) from None
+    for path in checked.written():
+        member = Path(path).relative_to(out).as_posix()
+        if member not in opened.files:
+            raise CrateError(f"{where}: writes {member}, which is not a file of the crate")
+        if not Path(path).resolve().is_relative_to(out):  # a link in --out pointing away
+            raise CrateError(f"{where}: {path} leads outside {out}; nothing was written")
+    return checked
+
+
+def _tables(entry: dict, prefix: str, opened: OpenedCrate, where: str) -> list[str]:
+    """The unpacked tables a job reads: its ``--tables``, each a checked Parquet member."""
+    options = entry.get("command_inputs")
+    if not isinstance(options, dict) or set(options) != {"--tables"}:
+        raise CrateError(f"{where}: its inputs must be --tables only")
+    paths = options["--tables"]
+    if not isinstance(paths, list) or not paths:
+        raise CrateError(f"{where}: --tables names no table")
+    tables = []
+    for path in paths:
+        member = _member(path, prefix, where)
+        if not member.endswith(".parquet") or member not in opened.files:
+            raise CrateError(f"{where}: reads {member}, which is not a table of the crate")
+        tables.append(str(opened.files[member]))
+    return tables
+
+
+def _draw(name: str, job_id: str, spec, tables: list[str]) -> list[Path]:
+    """Run the job's kind's own function on its tables; a table it cannot draw from is a
+    broken crate, said in one line."""
+    try:
+        spec.run(Namespace(tables=tables), Outputs(spec))
+    except (FileExistsError, PermissionError):
+        raise  # an output that is not ours to replace: the guard's own message
+    except Exception as err:  # the crate's tables are untrusted: any failure is the crate's
+        detail = str(err).splitlines()[0] if str(err) else ""
+        raise CrateError(
+            f"{name}: job {job_id!r:.80} cannot be drawn from its tables "
+            f"({type(err).__name__}: {detail:.200})"
+        ) from None
+    return [Path(path) for path in spec.written()]
