@@ -20,6 +20,8 @@ class Layout:
     DOWNLOAD_LOG = "logs/download/{dataset}/{filename}.log"
     BINARIZE_LOG = "logs/binarize/{dataset}.log"
     RESULTS = "results"
+    # the folders of the shared data, which no output may replace as a whole
+    DATA_FOLDERS = (RAW.split("{")[0].rstrip("/"), DATA.split("{")[0].rstrip("/"))
 
     def __init__(self, run: str):
         self.run = run
