@@ -382,7 +382,9 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     # listed (never read into a table) and removable
     stale = work / "results/tiny/runs/spectrum/draw0/fullwh/default/size30_dseed0/lam0.1.parquet"
     stale.parent.mkdir(parents=True)
-    stale.write_bytes(b"records of the first configuration")
+    write_parquet(pd.DataFrame({"test_r2": [0.5]}), stale, {"spec": {"method": "fullwh"}})
+    notes = work / "results/tiny/NOTES.md"  # the user's: listed, never removed
+    notes.write_text("my notes")
     args = ("--cores", "1", "--configfile", str(second), "--config", "replace_run=True")
     replaced = _snakemake(work, target, *args)
     assert replaced.returncode == 0, replaced.stdout[-2000:]
@@ -407,5 +409,9 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert capsys.readouterr().out.split() == [str(stale.relative_to(work))]
     assert whcore(["spec", str(second), "--stale", "--remove"]) == 0
     assert not stale.exists() and not (work / "results/tiny/runs/spectrum/draw0/fullwh").exists()
+    assert "1 file(s) no whcore job wrote are kept" in capsys.readouterr().err
+    assert notes.read_text() == "my notes"
+    assert whcore(["spec", str(first), "--stale", "--remove"]) == 2  # not the run's configuration
+    assert "results/tiny: made by another configuration" in capsys.readouterr().err
     assert (work / target).exists() and (work / "results/tiny/configuration.json").exists()
     assert all((work / "results/tiny" / name).exists() for name in own)

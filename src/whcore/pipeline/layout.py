@@ -54,6 +54,25 @@ class Layout:
         # Snakemake's report of the run (`snakemake --report`), where the README puts it
         self.reports = (f"{self.root}/report.html", f"{self.root}/report.zip")
 
+    def patterns(self) -> tuple[str, ...]:
+        """The pattern of every file a job of this run writes, whatever its configuration (a
+        folder output's files as ``<folder>/{file}``)."""
+        folders = (self.records, self.spectra, self.protocol_records)
+        figures = (f"{self.figure}.pdf", f"{self.figure}.png")
+        files = (self.target, self.baseline, self.protocol_baseline, self.table, *figures)
+        own = (self.claims_md, self.claims_json, self.provenance)
+        return (*files, *own, *(f"{folder}/{{file}}" for folder in folders))
+
+    def writes(self, path: str) -> bool:
+        """Whether ``path`` is one a job of this run writes, by its pattern (``patterns``)."""
+        import re
+
+        for pattern in self.patterns():
+            pieces = re.split(r"\{\w+\}", pattern)  # the literal text between the wildcards
+            if re.fullmatch("[^/]+".join(map(re.escape, pieces)), path):
+                return True
+        return False
+
     def log(self, pattern: str) -> str:
         """The log file of the job writing ``pattern`` (same wildcards, under logs/<run>/)."""
         relative = pattern.removeprefix(f"{self.root}/").removeprefix(f"{self.RESOURCES}/")
