@@ -14,6 +14,7 @@ import pytest
 import yaml
 from conftest import REPO, TINY, snakemake_cmd, snakemake_env
 
+from whcore.core.io import write_parquet
 from whcore.data import custom
 from whcore.data.download import DownloadError, fetch
 from whcore.data.parsers import RawFormatError
@@ -80,6 +81,60 @@ def test_a_hand_spec_never_replaces_a_users_folder_or_file(tmp_path, monkeypatch
     (tmp_path / "out/runs/readme.txt").write_text("mine")
     assert _run_train(_train(tmp_path / "g.json", "out/runs")) == 2
     assert (tmp_path / "out/runs/readme.txt").exists()
+
+
+def test_a_hand_spec_never_writes_over_its_input_or_a_data_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert whcore(["target", "--spec", _target(tmp_path / "g.json")]) == 0
+    table = tmp_path / "resources/data/gb1.parquet"
+    table.parent.mkdir(parents=True)
+    write_parquet(pd.DataFrame({"y": [1.0]}), table, {"dataset": "gb1"})  # a binarized table
+    for records, says in (
+        ("resources/data", "resources/data: an output may not be a data folder"),
+        ("resources", "resources: an output may not be a data folder"),
+        ("g.json", "g.json: an output may not be the job's input"),  # its own input
+    ):
+        assert _run_train(_train(tmp_path / "g.json", records)) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 1
+    assert json.loads((tmp_path / "g.json").read_text())["n"] == 6
+    assert [p.name for p in table.parent.iterdir()] == ["gb1.parquet"]
+
+
+def test_a_users_file_under_results_is_never_replaced(tmp_path, monkeypatch, capsys):
+    """`whcore render --out results/mine` runs the claims job into results/mine: being under
+    results/ makes no file the project's."""
+    monkeypatch.chdir(tmp_path)
+    mine = tmp_path / "results/mine/claims.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("# My reading of the claims\n")
+    outputs = {"md": str(mine), "json": str(mine.with_suffix(".json"))}
+    spec = json.dumps({"outputs": outputs})
+    assert whcore(["claims", "--spec", spec, "--tables", "t.parquet"]) == 2
+    err = capsys.readouterr().err
+    assert "results/mine/claims.md: an existing file that no whcore job wrote" in err
+    assert mine.read_text() == "# My reading of the claims\n"
+
+
+def test_macros_render_and_bundle_never_replace_a_manuscript(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    claims = REPO / "docs/faithful/claims.json"
+    paper = {"main.tex": "\\documentclass{article}\n", "thesis.pdf": "%PDF-1.5 my thesis\n"}
+    for name, text in paper.items():
+        (tmp_path / name).write_text(text)
+    for command in (
+        ["macros", str(claims), "main.tex"],
+        ["render", "no.crate.zip", "--tex", "main.tex"],  # refused before any rendering
+        ["bundle", "results/tiny", "--out", "thesis.pdf"],  # refused before any bundling
+    ):
+        assert whcore(command) == 2
+        err = capsys.readouterr().err
+        assert "an existing file that no whcore job wrote" in err, command
+        assert len(err.strip().splitlines()) == 1
+    assert all((tmp_path / name).read_text() == text for name, text in paper.items())
+    # a macros file this project wrote is replaced
+    assert whcore(["macros", str(claims), "claims.tex"]) == 0
+    assert whcore(["macros", str(claims), "claims.tex"]) == 0
 
 
 def test_a_damaged_raw_file_of_the_users_is_not_deleted_by_download_user(tmp_path, capsys):
@@ -327,7 +382,9 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     # listed (never read into a table) and removable
     stale = work / "results/tiny/runs/spectrum/draw0/fullwh/default/size30_dseed0/lam0.1.parquet"
     stale.parent.mkdir(parents=True)
-    stale.write_bytes(b"records of the first configuration")
+    write_parquet(pd.DataFrame({"test_r2": [0.5]}), stale, {"spec": {"method": "fullwh"}})
+    notes = work / "results/tiny/NOTES.md"  # the user's: listed, never removed
+    notes.write_text("my notes")
     args = ("--cores", "1", "--configfile", str(second), "--config", "replace_run=True")
     replaced = _snakemake(work, target, *args)
     assert replaced.returncode == 0, replaced.stdout[-2000:]
@@ -352,5 +409,9 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert capsys.readouterr().out.split() == [str(stale.relative_to(work))]
     assert whcore(["spec", str(second), "--stale", "--remove"]) == 0
     assert not stale.exists() and not (work / "results/tiny/runs/spectrum/draw0/fullwh").exists()
+    assert "1 file(s) no whcore job wrote are kept" in capsys.readouterr().err
+    assert notes.read_text() == "my notes"
+    assert whcore(["spec", str(first), "--stale", "--remove"]) == 2  # not the run's configuration
+    assert "results/tiny: made by another configuration" in capsys.readouterr().err
     assert (work / target).exists() and (work / "results/tiny/configuration.json").exists()
     assert all((work / "results/tiny" / name).exists() for name in own)

@@ -335,3 +335,12 @@ def test_bundle_refuses_a_symbolic_link_in_the_run_folder(tiny_run, tmp_path):
     with pytest.raises(ValueError, match=r"fig4a_synthetic_r2.png: a symbolic link.*Fix"):
         bundle(work / "results" / "tiny", str(TINY))
     assert not list(work.rglob("*.crate.zip"))
+
+
+def test_render_replaces_no_users_file_in_out_and_refuses_before_drawing(crate, sandbox):
+    out = sandbox / "out"
+    out.mkdir()
+    (out / "claims.md").write_text("my notes\n")
+    with pytest.raises(FileExistsError, match="claims.md: an existing file that no whcore job"):
+        render(crate, out, log=lambda msg: None)
+    assert tree(out) == {"claims.md"} and (out / "claims.md").read_text() == "my notes\n"

@@ -80,3 +80,43 @@ def test_provenance_names_the_code_libraries_device_host_and_time():
     assert record["whcore_version"] and {"torch", "numpy", "pandas"} <= set(record["libraries"])
     assert record["git_commit"].removesuffix("+dirty") == git_commit().removesuffix("+dirty")
     assert git_commit(Path("/")) == "not a checkout"
+
+
+def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
+    """What the writers write is recognised as the project's (and so may be replaced); a
+    user's file of each kind is not, wherever it lies."""
+    import json
+    import shutil
+    import zipfile
+
+    import matplotlib.pyplot as plt
+    from test_user_report import selected_table
+
+    from whcore.data.synthetic import degree_ladder
+    from whcore.pipeline.claims.macros import write_macros
+    from whcore.pipeline.claims.userdata import write_report
+    from whcore.pipeline.figures.style import save_figure
+    from whcore.pipeline.guards import CRATE_NAME, owned
+
+    faithful = Path(__file__).resolve().parents[1] / "docs" / "faithful"
+    for name in ("claims.md", "claims.json", "provenance.tsv", "fig3_degree_sae_energy.png"):
+        shutil.copy(faithful / name, tmp_path / name)
+    write_macros(tmp_path / "claims.json", tmp_path / "claims.tex")
+    write_report({"real_selected": selected_table()}, tmp_path / "own.md", tmp_path / "own.json")
+    degree_ladder(6, 3, 0).to_json(tmp_path / "g.json")
+    write_parquet(pd.DataFrame({"x": [1]}), tmp_path / "t.parquet", {"spec": {}})
+    save_figure(plt.figure(), tmp_path / "fig", {"whcore_version": "0"})
+    with zipfile.ZipFile(tmp_path / "run.crate.zip", "w") as crate:
+        graph = [{"@id": "./", "name": CRATE_NAME.format(run="tiny")}]
+        crate.writestr("ro-crate-metadata.json", json.dumps({"@graph": graph}))
+    written = sorted(tmp_path.iterdir())
+    assert len(written) == 12 and all(owned(path) for path in written), written
+
+    users = tmp_path / "results" / "mine"  # under results/: no mark for that
+    users.mkdir(parents=True)
+    for path in written:
+        (users / path.name).write_bytes(b"mine")
+    pd.DataFrame({"x": [1]}).to_parquet(users / "t.parquet")
+    assert not any(owned(path) for path in users.iterdir())
+    with pytest.raises(FileExistsError, match=r"claims.md: an existing file .* Fix: move it"):
+        guards.check_replaceable(users / "claims.md", fix="move it")

@@ -25,6 +25,7 @@ from pathlib import Path
 from .crate_actions import add_jobs, add_run, snakemake_times
 from .crate_checks import PROFILE, VERSION, check_crate, validate_crate
 from .crate_open import file_facts
+from .guards import CRATE_NAME, check_replaceable
 from .layout import Layout
 from .provenance import git_commit
 from .runrecord import RECORD, config_digest, source_files
@@ -137,11 +138,13 @@ def bundle(
     out: str | Path | None = None,
     validate: bool = True,
 ) -> Path:
-    """Write the crate of the finished run ``root`` (results/<run>); returns its path."""
+    """Write the crate of the finished run ``root`` (results/<run>); returns its path. ``out``
+    may replace only a crate of this project (``check_replaceable``)."""
     root = Path(root).resolve()
+    destination = Path(out).resolve() if out else crate_path(root)
+    check_replaceable(destination, fix="name a new path ending in .crate.zip with --out")
     contract, config_path = _load(root, configfile, str(schema))
     _check_finished(root, contract)
-    destination = Path(out).resolve() if out else crate_path(root)
     with tempfile.TemporaryDirectory() as scratch:  # files made for the crate, until it is written
         crate = _describe(root, contract, config_path, Path(scratch))
         _write_checked(crate, destination, validate)
@@ -190,7 +193,7 @@ def _new_crate(run: str, config_name: str):
     from rocrate.rocrate import ROCrate
 
     crate = ROCrate(version=VERSION)
-    crate.name = f"whcore run {run}"
+    crate.name = CRATE_NAME.format(run=run)
     crate.description = (
         f"The run {run} of the HashWH reproduction (configuration {config_name}): "
         "its tables, claims, figures, every job's spec and what produced them."

@@ -13,7 +13,7 @@ import sys
 from .. import __version__
 from ..data import datasets
 from .environment import check_environment
-from .guards import die_with, parent_from_environment
+from .guards import check_replaceable, die_with, parent_from_environment
 from .jobs import add_job_commands
 from .layout import Layout
 from .lookup import add_lookup_command
@@ -37,8 +37,6 @@ def _cmd_download(args) -> None:
 
 
 def _cmd_binarize(args) -> None:
-    from .guards import check_replaceable
-
     check_replaceable(args.out)
     frame = datasets.binarize(args.dataset, args.raw, args.out, verify=not args.no_verify)
     print(f"wrote {args.out}: {len(frame)} rows x {frame.shape[1] - 1} features")
@@ -93,6 +91,8 @@ def _cmd_render(args) -> None:
     from .crate_render import render
 
     out = args.out or "rendered"
+    if args.tex:  # refused before the rendering, not after (write_macros checks it again)
+        check_replaceable(args.tex, fix="write the macros to a file of their own (claims.tex)")
     written = render(args.crate, out, log=lambda msg: None)
     print(f"wrote {len(written)} file(s) under {out}")
     if args.tex:

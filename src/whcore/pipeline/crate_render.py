@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .bundle import JOBS
 from .crate_open import CrateError, OpenedCrate, open_crate, safe_member
+from .guards import check_replaceable
 from .jobs.claims import ClaimsSpec
 from .jobs.epistasis_figure import EpistasisFigureSpec
 from .jobs.figure import FigureSpec
@@ -65,13 +66,14 @@ def _planned(opened: OpenedCrate, out: Path) -> list[tuple[str, object, list[str
         job_id = str(entry.get("id"))
         where = f"{opened.name}: {JOBS}: job {job_id!r:.80}"
         spec = _spec(kind, entry, prefix, opened, out, where)
-        for path in spec.written():
+        for path in spec.written():  # absolute paths under out
             if path in claimed:
                 raise CrateError(f"{where}: writes {path}, which another job writes too")
             claimed.add(path)
         jobs.append((job_id, spec, _tables(entry, prefix, opened, where)))
     if not jobs:
         raise CrateError(f"{opened.name}: {JOBS} names no figure or claims job to render")
+    check_replaceable(*sorted(claimed), fix=f"render into a new folder, not {out}")
     return jobs
 
 

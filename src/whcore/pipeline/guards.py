@@ -7,8 +7,10 @@
 - ``refuse_superseded``: a job never renames its result over one that another job wrote for a
   different spec after this job started.
 - ``check_writable``: output folders are checked before hours of training, not after.
-- ``check_replaceable``: a job replaces only what this project wrote (a user's file or folder
-  named as an output by a hand-written spec is refused, nothing touched).
+- ``check_replaceable``: every writer (a job, ``binarize``, ``macros``, ``render``, ``bundle``)
+  replaces only what this project wrote: a file carrying its mark, or a folder of such
+  Parquet files; a user's file or folder, wherever it is, is refused and nothing touched.
+- ``check_apart``: a job never writes over its own input or a folder holding it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ from pathlib import Path
 
 __all__ = [
     "RunLockedError",
+    "check_apart",
     "check_replaceable",
     "check_writable",
     "die_with",
     "hold_run_lock",
+    "owned",
     "refuse_superseded",
     "written_spec",
 ]
@@ -139,14 +143,38 @@ def check_writable(*paths: str | Path) -> None:
             ) from None
 
 
-_LAYOUT = ("results", "resources")  # the working directory's folders that only jobs write
 _MAX_SCAN = 64 * 2**20  # a figure larger than this is not one of ours
+SNAKEMAKE_TIMESTAMP = ".snakemake_timestamp"  # what Snakemake keeps in a folder output
+# The marks the text files of this project's writers start with (the writers take them from
+# here, so that a writer and its mark never part).
+CLAIMS_TITLE = "# The paper's claims, checked against this run's measurements"  # claims.md
+OWN_DATA_TITLE = "# Your data: which method predicts it best"  # claims.md of a user's own data
+MACROS_MARK = "(whcore macros)"  # on the first line of a `whcore macros` TeX file
+CRATE_NAME = "whcore run {run}"  # the name of a `whcore bundle` crate's root dataset
+
+
+def _marked_crate(path: Path) -> bool:
+    """Whether the zip ``path`` is a crate of ``whcore bundle``: its metadata names a run."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        graph = json.loads(archive.read("ro-crate-metadata.json"))["@graph"]
+    root = next(entity for entity in graph if entity.get("@id") == "./")
+    return str(root.get("name", "")).startswith(CRATE_NAME.format(run=""))
+
+
+def _marked_json(value) -> bool:
+    """A g* target's, the paper's claims' or a user's own-data comparison's JSON."""
+    if isinstance(value, dict):
+        return {"n", "frequencies", "amplitudes"} <= set(value) or value.get("report") == "own data"
+    return isinstance(value, list) and all(isinstance(v, dict) and "verdict" in v for v in value)
 
 
 def _marked(path: Path) -> bool:
     """Whether the file ``path`` carries the mark of a whcore output: a Parquet's ``whcore``
-    metadata, a figure's creator, a g* target's or claims' JSON, claims.md's or provenance.tsv's
-    header."""
+    metadata, a figure's creator, a crate's name, the form of a g* target's or claims' JSON,
+    the first line of claims.md, provenance.tsv or a TeX macros file."""
     import json
 
     suffix = path.suffix.lower()
@@ -155,53 +183,89 @@ def _marked(path: Path) -> bool:
             from ..core.io import read_parquet_metadata
 
             return bool(read_parquet_metadata(path))
+        if suffix == ".zip":  # read member by member: a crate may be larger than _MAX_SCAN
+            return _marked_crate(path)
         if path.stat().st_size > _MAX_SCAN:
             return False
         data = path.read_bytes()
         if suffix in (".pdf", ".png"):
             return b"whcore" in data
+        first = data.split(b"\n", 1)[0].decode()
         if suffix == ".json":
-            value = json.loads(data)
-            if isinstance(value, dict):
-                return {"n", "frequencies", "amplitudes"} <= set(value)
-            return isinstance(value, list) and all(
-                isinstance(v, dict) and "verdict" in v for v in value
-            )
+            return _marked_json(json.loads(data))
         if suffix == ".md":
-            return data.startswith(b"# The paper's claims")
+            return first in (CLAIMS_TITLE, OWN_DATA_TITLE)
         if suffix == ".tsv":
-            return b"whcore_version" in data.split(b"\n", 1)[0]
+            return "whcore_version" in first
+        if suffix == ".tex":
+            return first.startswith("%") and MACROS_MARK in first
     except Exception:  # unreadable, or not the format its name says: not ours
         return False
     return False
 
 
-def _owned(path: Path) -> bool:
-    """Whether an existing output path is one a job of this project wrote (and may replace)."""
+def owned(path: Path) -> bool:
+    """Whether an existing output path is one a job of this project wrote (and may replace):
+    a file that carries its mark, or a folder of marked Parquet files (a training job's)."""
     if path.is_dir() and not path.is_symlink():
-        # a training job's output folder: one whcore Parquet file per configuration (and the
-        # timestamp Snakemake keeps in a folder output)
-        entries = [e for e in path.iterdir() if e.name != ".snakemake_timestamp"]
+        entries = [e for e in path.iterdir() if e.name != SNAKEMAKE_TIMESTAMP]
         return all(e.is_file() and e.suffix == ".parquet" and _marked(e) for e in entries)
-    top = Path(os.path.relpath(path.absolute(), Path.cwd().absolute())).parts[0]
-    return top in _LAYOUT or _marked(path)
+    return path.is_file() and _marked(path)
 
 
-def check_replaceable(*paths: str | Path) -> None:
-    """Refuse, in one line naming the path, an output that is the working directory or holds
-    it, or that exists and was not written by a job of this project (its Parquet metadata,
-    figure creator or header says so, or it lies under ``results/`` or ``resources/``)."""
+def _holds(folder: Path, path: Path) -> bool:
+    """Whether ``folder`` is ``path`` or one of the folders holding it (both resolved)."""
+    return folder == path or folder in path.parents
+
+
+def _data_folder(path: Path) -> bool:
+    """Whether ``path`` (resolved) is the working directory's data folder, a folder holding it
+    or one of its dataset folders: ``resources/``, ``resources/data/``, ``resources/raw/`` and
+    ``resources/raw/<dataset>/``."""
+    from .layout import Layout
+
+    raw, data = (Path(folder).resolve() for folder in Layout.DATA_FOLDERS)
+    return _holds(path, raw) or _holds(path, data) or path.parent == raw
+
+
+def check_replaceable(*paths: str | Path, fix: str = "name a new path") -> None:
+    """The rule of every writer of this project (jobs, ``binarize``, ``macros``, ``render``,
+    ``bundle``): an existing path is replaced only if this project wrote it.
+
+    Call it with every path about to be written, before any work. It raises
+    ``FileExistsError``, in one line naming the path and ending in ``Fix: <fix>``, at the first
+    of ``paths`` that is the working directory or a folder holding it, that is a data folder
+    or holds one (``resources/``, ``resources/data/``, ``resources/raw/``, a dataset's raw
+    folder), or that exists and is not ``owned`` (a file without the project's mark, a folder
+    holding anything but marked Parquet files). Nothing is touched; a missing path passes.
+    Lying under ``results/`` or ``resources/`` is no mark: a user's file there is kept."""
     here = Path.cwd().resolve()
     for path in map(Path, paths):
-        fix = "name a new path (under results/, say) in the spec's outputs"
-        if path.resolve() == here or path.resolve() in here.parents:
+        resolved = path.resolve()
+        what = None
+        if _holds(resolved, here):
+            what = "the working directory or a folder holding it"
+        elif _data_folder(resolved):
+            what = "a data folder (raw or binarized tables) or a folder holding one"
+        if what:
             raise FileExistsError(
-                f"{path}: an output may not be the working directory or a folder holding it; "
-                f"nothing was written. Fix: {fix}"
+                f"{path}: an output may not be {what}; nothing was written. Fix: {fix}"
             )
-        if (path.exists() or path.is_symlink()) and not _owned(path):
+        if (path.exists() or path.is_symlink()) and not owned(path):
             what = "folder" if path.is_dir() else "file"
             raise FileExistsError(
                 f"{path}: an existing {what} that no whcore job wrote; it is kept and nothing "
                 f"was written. Fix: {fix}, or move it away if it may be replaced"
             )
+
+
+def check_apart(outputs, inputs) -> None:
+    """Refuse, in one line naming both, an output of a job that is one of its own ``inputs`` or
+    a folder holding one: writing it would destroy what the job reads."""
+    for output in outputs:
+        for source in inputs:
+            if _holds(Path(output).resolve(), Path(source).resolve()):
+                raise FileExistsError(
+                    f"{output}: an output may not be the job's input {source} or a folder "
+                    "holding it; nothing was written. Fix: name a new path in the spec's outputs"
+                )

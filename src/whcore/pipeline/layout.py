@@ -20,6 +20,8 @@ class Layout:
     DOWNLOAD_LOG = "logs/download/{dataset}/{filename}.log"
     BINARIZE_LOG = "logs/binarize/{dataset}.log"
     RESULTS = "results"
+    # the folders of the shared data, which no output may replace as a whole
+    DATA_FOLDERS = (RAW.split("{")[0].rstrip("/"), DATA.split("{")[0].rstrip("/"))
 
     def __init__(self, run: str):
         self.run = run
@@ -51,6 +53,25 @@ class Layout:
         self.bundle_log = f"{self.logs}/bundle.log"
         # Snakemake's report of the run (`snakemake --report`), where the README puts it
         self.reports = (f"{self.root}/report.html", f"{self.root}/report.zip")
+
+    def patterns(self) -> tuple[str, ...]:
+        """The pattern of every file a job of this run writes, whatever its configuration (a
+        folder output's files as ``<folder>/{file}``)."""
+        folders = (self.records, self.spectra, self.protocol_records)
+        figures = (f"{self.figure}.pdf", f"{self.figure}.png")
+        files = (self.target, self.baseline, self.protocol_baseline, self.table, *figures)
+        own = (self.claims_md, self.claims_json, self.provenance)
+        return (*files, *own, *(f"{folder}/{{file}}" for folder in folders))
+
+    def writes(self, path: str) -> bool:
+        """Whether ``path`` is one a job of this run writes, by its pattern (``patterns``)."""
+        import re
+
+        for pattern in self.patterns():
+            pieces = re.split(r"\{\w+\}", pattern)  # the literal text between the wildcards
+            if re.fullmatch("[^/]+".join(map(re.escape, pieces)), path):
+                return True
+        return False
 
     def log(self, pattern: str) -> str:
         """The log file of the job writing ``pattern`` (same wildcards, under logs/<run>/)."""

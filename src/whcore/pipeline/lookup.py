@@ -14,6 +14,7 @@ __all__ = ["add_lookup_command", "stale_outputs"]
 
 
 _MAX_SHOWN = 8  # input files written out in the suggested command; beyond, $(whcore spec --inputs)
+_MAX_KEPT = 8  # files no whcore job wrote named in --stale's summary line; beyond, a count
 
 
 def _relative(path: str) -> str:
@@ -59,27 +60,55 @@ def _command_line(args, subcommand: str, inputs: dict[str, list[str]]) -> str:
     return " ".join(words)
 
 
-def stale_outputs(contract) -> list[str]:
-    """The files under the run's folder (results/<run>/) that no job of the config writes:
-    what an earlier configuration of the same run name left (its records for methods this one
-    no longer has, say). No table reads them: an aggregation reads the contract's inputs. The
-    run's record, its crate (``whcore bundle``) and its reports (``snakemake --report``) are the
-    run's own."""
+def stale_outputs(contract) -> tuple[list[str], list[str]]:
+    """The files under the run's folder (results/<run>/) that no job of the config writes, as
+    (stale, foreign). Stale: those a job of this project wrote there (its path is one of the
+    layout's and it carries the project's mark): what an earlier configuration of the same run
+    name left (its records for methods this one no longer has, say). Foreign: all others (a
+    user's notes, a ``.git/``, a crate saved under another name), never to be removed. No table
+    reads either: an aggregation reads the contract's inputs. The run's record, its crate
+    (``whcore bundle``) and its reports (``snakemake --report``) are the run's own."""
+    from .guards import SNAKEMAKE_TIMESTAMP, owned
     from .runrecord import RECORD
 
     outputs = contract.all_outputs()
     folders = {path for path, job in outputs.items() if job.kind == "train"}
-    root = contract.layout.root
-    own = {os.path.join(root, RECORD), contract.layout.crate, *contract.layout.reports}
-    stale = []
-    for folder, _, files in os.walk(root):
+    layout = contract.layout
+    own = {os.path.join(layout.root, RECORD), layout.crate, *layout.reports}
+    stale, foreign = [], []
+    for folder, _, files in os.walk(layout.root):
         for name in files:
             path = os.path.normpath(os.path.join(folder, name))
-            if path in outputs or os.path.dirname(path) in folders:
+            if path in outputs or os.path.dirname(path) in folders or path in own:
                 continue
-            if path not in own:
-                stale.append(path)
-    return sorted(stale)
+            ours = name == SNAKEMAKE_TIMESTAMP or owned(Path(path))
+            (stale if ours and layout.writes(path) else foreign).append(path)
+    return sorted(stale), sorted(foreign)
+
+
+def _check_made_by(contract, config: str) -> None:
+    """Refuse, in one line, to judge the files of a run folder by ``config`` unless the run
+    records it as its maker: by another configuration, a run's own outputs would look stale."""
+    from .runrecord import RECORD, config_digest, recorded_maker
+
+    root = contract.layout.root
+    maker = recorded_maker(root)
+    if maker is None:
+        if os.path.isdir(root):
+            raise ValueError(
+                f"{root}/{RECORD}: no such file, so nothing says which configuration made {root}; "
+                "nothing was listed or removed. Fix: rerun the workflow with the configuration "
+                "that made it (which records it), or sort its files by hand"
+            )
+        return
+    digest, theirs = maker
+    mine = config_digest(contract.config)
+    if digest != mine:
+        raise ValueError(
+            f"{root}: made by another configuration ({theirs}, digest {digest[:12]}) than "
+            f"{config} (digest {mine[:12]}); nothing was listed or removed. Fix: pass the run's "
+            "own configuration (its file, with any --config settings written into it)"
+        )
 
 
 def _remove(paths: list[str], root: str) -> None:
@@ -89,6 +118,24 @@ def _remove(paths: list[str], root: str) -> None:
     for folder, _, _ in sorted(os.walk(root), key=lambda entry: -len(entry[0])):
         if folder != root and not os.listdir(folder):
             os.rmdir(folder)
+
+
+def _report_stale(contract, config: str, remove: bool) -> None:
+    """Print the stale files (deleted with ``remove``) and, on stderr, the count and the
+    files of the run folder that no whcore job wrote, which are kept."""
+    _check_made_by(contract, config)
+    stale, foreign = stale_outputs(contract)
+    for path in stale:
+        print(path)
+    root = contract.layout.root
+    if remove:
+        _remove(stale, root)
+    verb = "removed" if remove else "written by no job of this config"
+    kept = ""
+    if foreign:
+        shown = ", ".join(foreign[:_MAX_KEPT]) + (", ..." if len(foreign) > _MAX_KEPT else "")
+        kept = f"; {len(foreign)} file(s) no whcore job wrote are kept, never removed: {shown}"
+    print(f"{len(stale)} file(s) under {root}/ {verb}{kept}", file=sys.stderr)
 
 
 def _cmd_spec(args) -> None:
@@ -109,13 +156,7 @@ def _cmd_spec(args) -> None:
         raise ValueError("--remove goes with --stale (it deletes the files --stale lists)")
     contract = load_contract(args.config, str(args.schema))
     if args.stale:
-        stale = stale_outputs(contract)
-        for path in stale:
-            print(path)
-        if args.remove:
-            _remove(stale, contract.layout.root)
-        verb = "removed" if args.remove else "written by no job of this config"
-        print(f"{len(stale)} file(s) under {contract.layout.root}/ {verb}", file=sys.stderr)
+        _report_stale(contract, args.config, args.remove)
         return
     if args.list:
         for path, job in sorted(contract.all_outputs().items()):
@@ -168,9 +209,14 @@ def add_lookup_command(sub) -> None:
         "--stale",
         action="store_true",
         help="list the files of the config's run folder (results/<run_name>/) that no job of it "
-        "writes: what an earlier configuration of the same run name left; no table reads them",
+        "writes: what an earlier configuration of the same run name left; no table reads them. "
+        "The config must be the one the run records (configuration.json)",
     )
-    p.add_argument("--remove", action="store_true", help="with --stale: delete those files")
+    p.add_argument(
+        "--remove",
+        action="store_true",
+        help="with --stale: delete those files; files no whcore job wrote are listed, never deleted",
+    )
     p.add_argument(
         "--schema",
         default=str(SCHEMA_PATH),

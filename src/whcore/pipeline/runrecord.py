@@ -5,8 +5,8 @@ run (its settings that change a result: every key but the runtime ones) and the 
 from. An executing Snakemake of another configuration under the same ``run_name`` is refused at
 start, naming both, unless it is asked to replace the run (``--config replace_run=True``); the
 outputs no job of the new configuration writes stay where they are, never read into its tables
-(the aggregations read the contract's inputs), and ``whcore spec CONFIG --stale`` lists them
-(``--remove`` deletes them).
+(the aggregations read the contract's inputs), and ``whcore spec CONFIG --stale``, given the
+configuration the run records, lists them (``--remove`` deletes those this project wrote).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ __all__ = [
     "RunConflictError",
     "claim_run",
     "config_digest",
+    "recorded_maker",
     "run_conflict",
     "source_files",
     "source_label",
@@ -59,17 +60,26 @@ def _record(root: str | Path) -> Path:
     return Path(root) / RECORD
 
 
-def run_conflict(root: str | Path, config: dict, source: str) -> str | None:
-    """None when ``root`` (results/<run>) is new, unrecorded or made by this configuration;
-    else the one line that says which configuration made it and how to go on."""
+def recorded_maker(root: str | Path) -> tuple[str, str] | None:
+    """The digest and source of the configuration that made ``root`` (results/<run>), as its
+    record says (``unreadable`` when it cannot be read), or None when it has no record."""
     path = _record(root)
     if not path.is_file():
         return None
     try:
         recorded = json.loads(path.read_text())
-        digest, theirs = recorded["digest"], recorded["source"]
+        return recorded["digest"], recorded["source"]
     except (OSError, ValueError, KeyError, TypeError):
-        digest, theirs = "unreadable", f"unknown ({path} is unreadable)"
+        return "unreadable", f"unknown ({path} is unreadable)"
+
+
+def run_conflict(root: str | Path, config: dict, source: str) -> str | None:
+    """None when ``root`` (results/<run>) is new, unrecorded or made by this configuration;
+    else the one line that says which configuration made it and how to go on."""
+    maker = recorded_maker(root)
+    if maker is None:
+        return None
+    digest, theirs = maker
     mine = config_digest(config)
     if digest == mine:
         return None

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from ...core.io import atomic_path
+from ..guards import MACROS_MARK, check_replaceable
 from .report import format_p
 from .stats import FAILS, HOLDS, SKIPPED, UNSURE, effect_numbers
 
@@ -131,11 +132,15 @@ def _read_claims(path: Path) -> list[dict]:
 
 
 def write_macros(claims_json: str | Path, tex: str | Path) -> Path:
-    """Write the TeX macros of ``claims_json`` (a run's ``claims.json``) to ``tex``."""
+    """Write the TeX macros of ``claims_json`` (a run's ``claims.json``) to ``tex``, which may
+    replace only a macros file of this project (``check_replaceable``): never a manuscript."""
     claims_json, tex = Path(claims_json), Path(tex)
+    check_replaceable(
+        tex, fix="write the macros to a file of their own (claims.tex) and \\input it"
+    )
     macros = claims_macros(_read_claims(claims_json))
     lines = [
-        f"% The claims of {claims_json.name} as TeX macros (whcore macros): \\claim<Id><Field>,",
+        f"% The claims of {claims_json.name} as TeX macros {MACROS_MARK}: \\claim<Id><Field>,",
         "% each value as the claims report states it; \\claimsTotal and the verdict counts.",
         *(f"\\newcommand{{\\{name}}}{{{value}}}" for name, value in macros.items()),
     ]

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.io import atomic_path
+from ..guards import CLAIMS_TITLE
 from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
 from .real import real_claims
@@ -104,7 +105,7 @@ def write_claims(claims: list[Claim], md_path, json_path) -> None:
     counts = pd.Series([c.verdict for c in claims]).value_counts().to_dict()
     n_tested = sum(c.p_value is not None for c in claims)
     lines = [
-        "# The paper's claims, checked against this run's measurements",
+        CLAIMS_TITLE,
         "",
         "Verdicts: " + ", ".join(f"{v}: {n}" for v, n in counts.items()),
         "",

@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import stats
 
 from ...core.io import atomic_path
+from ..guards import OWN_DATA_TITLE
 from ..protocol import SCHEME_LABELS, protocol_summary
 
 __all__ = [
@@ -175,7 +176,7 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
     diffs = paired_differences(units, level)
     diverged = units[units["diverged"]].groupby([*CELL, "method"]).size()
     lines = [
-        "# Your data: which method predicts it best",
+        OWN_DATA_TITLE,
         "",
         "Every dataset of this run is your own, so the paper's claims are not checked here "
         "(they concern the paper's datasets). For each cell (dataset, split scheme, train "

@@ -9,21 +9,25 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...core.io import atomic_folder, atomic_path, write_parquet
-from ..guards import check_replaceable, check_writable, refuse_superseded
+from ..guards import check_apart, check_replaceable, check_writable, refuse_superseded
 
 __all__ = ["Outputs"]
+
+FIX = "name a new path (under results/, say) in the spec's outputs"
 
 
 class Outputs:
     """The outputs of one job (its spec's), guarded. Made when the job starts: an output that
-    is not the project's to replace, or a folder that cannot be written, stops the job before
-    hours of work, not after."""
+    is not the project's to replace (``check_replaceable``), one that is or holds the job's own
+    input (``check_apart``), or a folder that cannot be written, stops the job before hours of
+    work, not after."""
 
     def __init__(self, spec):
         self.spec = spec.to_dict()  # recorded in every Parquet output's metadata
         self.paths = spec.outputs
         self.started = time.time()
-        check_replaceable(*spec.replaceable())
+        check_replaceable(*spec.replaceable(), fix=FIX)
+        check_apart(spec.written(), spec.inputs())
         check_writable(*self.paths.values())
 
     def _guard(self, path) -> None:
