@@ -19,6 +19,19 @@ other Snakemake is alive here) and, before it submits anything:
   without one would never be replanned after a change of its spec. An output is recorded only
   when the spec written into it is the one its job has now; one written for another spec is
   named, with the fix.
+
+Which jobs are this workflow's, from this folder. The plugin names every job after its run's
+UUID, drawn anew by each Snakemake, so the next run cannot know the killed one's; the comment it
+sets (``rule_<rule>_...``) is that of any Snakemake workflow. The SLURM profile therefore sets the
+plugin's job-name prefix to ``MARKER`` (``slurm-jobname-prefix``), and a job is this folder's
+only when its name is ``whcore_<UUID>`` and its working directory is this folder, compared
+exactly: the plugin submits from Snakemake's working directory as ``getcwd`` gives it, the real
+path that ``queued_jobs`` compares with. Another workflow's jobs, or the user's own, from the
+same folder are never touched; a run without the marker is refused at start
+(``check_job_marker``), since it could not tell its orphans. squeue lists each job as
+``id|state|name|comment|folder``: a job is taken when its line starts with an id, a state and a
+marked name and it ends in exactly this folder, so that no character of a folder's name (``|``,
+a newline) can hide one.
 """
 
 from __future__ import annotations
@@ -36,8 +49,11 @@ from pathlib import Path
 from .guards import written_spec
 
 __all__ = [
+    "MARKER",
+    "JobMarkerError",
     "NodeFitError",
     "SlurmQueryError",
+    "check_job_marker",
     "check_nodes_fit",
     "largest_node_mb",
     "queued_jobs",
@@ -49,6 +65,9 @@ __all__ = [
 
 # States of a job that has not started its work; any other state may still write outputs.
 WAITING = {"PENDING", "REQUEUED", "CONFIGURING", "RESV_DEL_HOLD", "REQUEUE_HOLD"}
+# The job-name prefix that profiles/slurm sets: the plugin names each job "<prefix>_<run UUID>".
+MARKER = "whcore"
+MARKED_NAME = rf"{MARKER}_[0-9a-f-]{{36}}"
 
 
 class SlurmQueryError(RuntimeError):
@@ -65,21 +84,35 @@ def _run(args: list[str]) -> subprocess.CompletedProcess:
 
 
 def queued_jobs(workdir: str | Path = ".") -> dict[str, tuple[str, str]]:
-    """This user's queued or running SLURM jobs that Snakemake submitted (comment ``rule_...``)
-    from ``workdir``: job id -> (state, comment)."""
-    listing = _run(["squeue", "--me", "--noheader", "--format=%i|%Z|%k|%T"])
+    """This user's queued or running SLURM jobs that this workflow submitted (named
+    ``whcore_<run UUID>``) from ``workdir``: job id -> (state, comment)."""
+    listing = _run(["squeue", "--me", "--noheader", "--format=%i|%T|%j|%k|%Z"])
     if listing.returncode != 0:
         raise SlurmQueryError(
             f"squeue failed ({listing.stderr.strip()}): cannot tell whether a killed Snakemake "
             "left SLURM jobs running here. Fix: rerun when `squeue --me` works"
         )
-    here = Path(workdir).resolve()
-    jobs = {}
-    for line in listing.stdout.splitlines():
-        job, folder, comment, state = (line.split("|", 3) + ["", "", ""])[:4]
-        if comment.startswith("rule_") and Path(folder).resolve() == here:
-            jobs[job.strip()] = (state.strip(), comment)
-    return jobs
+    # A folder's name may hold "|" or a newline: it ends the record and is matched as written,
+    # never split; the id, the state and a marked name before it can hold neither.
+    folder = re.escape(str(Path(workdir).resolve()))
+    record = re.compile(rf"^(\d+)\|([A-Z_]+)\|{MARKED_NAME}\|(.*)\|{folder}$", re.MULTILINE)
+    return {job: (state, comment) for job, state, comment in record.findall(listing.stdout)}
+
+
+class JobMarkerError(RuntimeError):
+    """A SLURM run whose jobs would not carry this workflow's marker."""
+
+
+def check_job_marker(prefix: str | None) -> None:
+    """Raise ``JobMarkerError`` unless the plugin's job-name prefix is ``MARKER``: without it,
+    the next run could not tell this run's jobs from others'."""
+    if prefix != MARKER:
+        raise JobMarkerError(
+            f"slurm-jobname-prefix is {prefix or ''!r}, not {MARKER!r}: the next run could not "
+            "tell this run's SLURM jobs from other workflows' if Snakemake were killed. Fix: "
+            f"--workflow-profile profiles/slurm, or slurm-jobname-prefix: {MARKER} in your "
+            "profile"
+        )
 
 
 class NodeFitError(RuntimeError):
