@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -134,15 +135,68 @@ def test_the_profile_marks_the_jobs_and_a_run_without_the_mark_is_refused():
         )
 
 
-def test_a_failing_squeue_stops_the_run_with_the_fix(tmp_path, monkeypatch):
+def _stand_ins(tmp_path: Path, monkeypatch, **bodies: str) -> None:
+    """Shell scripts named after the SLURM commands, alone on PATH."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool, body in (("squeue", "echo 'cannot connect' >&2; exit 1"), ("scancel", "exit 0")):
+    for tool, body in bodies.items():
         (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
         (bin_dir / tool).chmod(0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
+
+
+def test_a_failing_squeue_stops_the_run_with_the_fix(tmp_path, monkeypatch):
+    _stand_ins(tmp_path, monkeypatch, squeue="echo 'cannot connect' >&2; exit 1", scancel="")
     with pytest.raises(slurm.SlurmQueryError, match="cannot connect.*Fix: rerun when"):
         slurm.settle_orphaned_jobs(tmp_path)
+
+
+def test_a_squeue_or_sinfo_that_never_answers_stops_the_run_in_one_line(tmp_path, monkeypatch):
+    hang = f"exec {shutil.which('sleep')} 5"
+    _stand_ins(tmp_path, monkeypatch, squeue=hang, scancel="", sinfo=hang)
+    monkeypatch.setattr(slurm, "QUERY_SECONDS", 0.5, raising=False)
+    with pytest.raises(slurm.SlurmQueryError) as stopped:
+        slurm.settle_orphaned_jobs(tmp_path)
+    assert str(stopped.value) == (
+        "squeue gave no answer in 0.5 s: cannot tell whether a killed Snakemake left SLURM jobs "
+        "here. Fix: rerun when the SLURM controller answers (`squeue` returns)"
+    )
+    with pytest.raises(slurm.SlurmQueryError, match="^sinfo gave no answer in 0.5 s: cannot tell"):
+        slurm.check_nodes_fit({"a": (2000, "spectrum.methods.standard")})
+
+
+def test_a_failing_scancel_stops_the_run_in_one_line(tmp_path, fake_slurm, monkeypatch):
+    here = tmp_path / "run"
+    here.mkdir()
+    fake_slurm([[job("401", "PENDING", here)]])
+    (tmp_path / "bin" / "scancel").write_text("#!/bin/sh\necho 'Access denied' >&2; exit 1\n")
+    with pytest.raises(slurm.SlurmQueryError) as stopped:
+        slurm.settle_orphaned_jobs(here)
+    assert str(stopped.value) == (
+        "scancel failed (Access denied): cannot cancel the SLURM jobs a killed Snakemake left "
+        "waiting here (401). Fix: rerun when `scancel` works"
+    )
+
+
+def test_waiting_for_a_job_that_never_ends_stops_at_the_limit_naming_it(tmp_path, fake_slurm):
+    here = tmp_path / "run"
+    here.mkdir()
+    fake_slurm([[job("501", "RUNNING", here)], [job("501", "SUSPENDED", here)]])
+    lines = []
+    with pytest.raises(slurm.OrphanWaitError) as stopped:
+        slurm.settle_orphaned_jobs(here, poll_seconds=0.01, log=lines.append, minutes=0.005)
+    assert "at most 0.005 min (WHCORE_SLURM_WAIT_MINUTES)" in lines[0]
+    assert str(stopped.value) == (
+        "gave up after 0.005 min waiting for 1 SLURM job(s) that a killed Snakemake left running "
+        "here: 501 (SUSPENDED). Fix: rerun when `squeue --me` no longer lists them, `scancel "
+        "501` (this run then makes their outputs again), or a longer WHCORE_SLURM_WAIT_MINUTES"
+    )
+    assert not (tmp_path / "cancelled").exists()
+
+
+def test_the_wait_limit_comes_from_the_environment():
+    assert slurm.wait_minutes({}) == slurm.wait_minutes({"WHCORE_SLURM_WAIT_MINUTES": ""}) == 720
+    assert slurm.wait_minutes({"WHCORE_SLURM_WAIT_MINUTES": "30"}) == 30
 
 
 class _Workflow:
