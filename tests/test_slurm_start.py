@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -197,6 +198,52 @@ def test_waiting_for_a_job_that_never_ends_stops_at_the_limit_naming_it(tmp_path
 def test_the_wait_limit_comes_from_the_environment():
     assert slurm.wait_minutes({}) == slurm.wait_minutes({"WHCORE_SLURM_WAIT_MINUTES": ""}) == 720
     assert slurm.wait_minutes({"WHCORE_SLURM_WAIT_MINUTES": "30"}) == 30
+
+
+# A workflow that restarts once, at its start, as a run that waited for orphans does.
+RESTARTING = """
+import os
+from whcore.pipeline import slurm
+
+onstart:
+    print("started in", os.getcwd())
+    if not os.environ.get("RESTARTED"):
+        os.environ["RESTARTED"] = "1"
+        slurm.restart(workflow)
+
+rule made:
+    output: "made.txt"
+    shell: "echo {config[value]} > {output}"
+"""
+
+
+@pytest.mark.parametrize("absolute", [False, True])
+def test_a_restart_keeps_the_folder_and_relative_paths_it_was_started_with(tmp_path, absolute):
+    """``-d ud2 --configfile config.yaml``, relative to the folder Snakemake started in, mean the
+    same after the restart: not ud2/config.yaml; with the other paths absolute, not ud2/ud2."""
+    (tmp_path / "Snakefile").write_text(RESTARTING)
+    (tmp_path / "config.yaml").write_text("value: 7\n")
+    where = tmp_path if absolute else Path()
+    command = [
+        "-s",
+        str(where / "Snakefile"),
+        "-d",
+        "ud2",
+        "--configfile",
+        str(where / "config.yaml"),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "snakemake", *command, "--cores", "1"],
+        cwd=tmp_path,
+        env={**os.environ, "RESTARTED": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count(f"started in {tmp_path / 'ud2'}\n") == 2, done.stdout
+    assert (tmp_path / "ud2" / "made.txt").read_text() == "7\n"
+    assert not (tmp_path / "ud2" / "ud2").exists()
 
 
 class _Workflow:

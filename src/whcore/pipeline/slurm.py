@@ -12,8 +12,8 @@ other Snakemake is alive here) and, before it submits anything:
 
 - cancels the jobs still waiting: they have done no work, and this run submits them again;
 - waits for the jobs running, so that their work is kept rather than repeated; it planned its
-  jobs before their outputs existed, so it then restarts with the same command line
-  (``restart``) to plan from them;
+  jobs before their outputs existed, so it then restarts with the same command line, from the
+  folder it was started in (``restart``), to plan from them;
 - records, in Snakemake's metadata, the outputs such jobs wrote (then, or earlier while no
   Snakemake watched): Snakemake writes a job's record when it sees the job end, and an output
   without one would never be replanned after a change of its spec. An output is recorded only
@@ -282,9 +282,13 @@ def record_orphan_outputs(workflow, log: Callable[[str], None] = print) -> list[
 
 
 def restart(workflow) -> None:
-    """Replace this Snakemake by a new one with the same command line, its lock released (the
-    run lock of ``guards.hold_run_lock`` is a descriptor that closes on exec)."""
+    """Replace this Snakemake by a new one with the same command line, started in the folder
+    this one was started in, its lock released (the run lock of ``guards.hold_run_lock`` is a
+    descriptor that closes on exec)."""
     workflow.persistence.unlock()
     sys.stdout.flush()
     sys.stderr.flush()
+    # -d has changed the working directory since Snakemake started in ``workflow.rundir``:
+    # the command line's relative paths (-d itself, --configfile, the profile) start there.
+    os.chdir(workflow.rundir)
     os.execv(sys.executable, sys.orig_argv)
