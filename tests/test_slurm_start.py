@@ -170,7 +170,9 @@ def test_a_failing_scancel_stops_the_run_in_one_line(tmp_path, fake_slurm, monke
     here = tmp_path / "run"
     here.mkdir()
     fake_slurm([[job("401", "PENDING", here)]])
-    (tmp_path / "bin" / "scancel").write_text("#!/bin/sh\necho 'Access denied' >&2; exit 1\n")
+    (tmp_path / "bin" / "scancel").write_text(
+        "#!/bin/sh\nprintf 'Access\\ndenied\\n' >&2; exit 1\n"
+    )
     with pytest.raises(slurm.SlurmQueryError) as stopped:
         slurm.settle_orphaned_jobs(here)
     assert str(stopped.value) == (

@@ -111,7 +111,7 @@ def _run(args: list[str], purpose: str, check: bool = True) -> subprocess.Comple
             f"the SLURM controller answers (`{args[0]}` returns)"
         ) from None
     if check and done.returncode != 0:
-        why = done.stderr.strip() or f"exit status {done.returncode}"
+        why = " ".join(done.stderr.split()) or f"exit status {done.returncode}"  # one line
         raise SlurmQueryError(
             f"{args[0]} failed ({why}): cannot {purpose}. Fix: rerun when `{args[0]}` works"
         )
