@@ -11,6 +11,7 @@ GOOD = {
     "WHCORE_SNAKEMAKE_PID": ["", "1234"],
     "WHCORE_FWHT": ["auto", "torch"],
     "WHCORE_TEST_URL_BASE": ["", "http://127.0.0.1:8000"],
+    "WHCORE_SLURM_WAIT_MINUTES": ["", "0", "1440"],
 }
 BAD = {
     "WHCORE_DEVICE": ["gpu", "cuda:x"],
@@ -18,6 +19,7 @@ BAD = {
     "WHCORE_SNAKEMAKE_PID": ["abc"],
     "WHCORE_FWHT": ["fast"],
     "WHCORE_TEST_URL_BASE": ["ftp://x"],
+    "WHCORE_SLURM_WAIT_MINUTES": ["12h", "-1", "1.5"],
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+from whcore.pipeline import slurm
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "tests" / "slurm" / "run_slurm_test.sh"
@@ -74,8 +77,10 @@ def test_workflow_runs_through_the_slurm_profile_and_survives_chaos(tmp_path):
 def _check_profile(jobs: list[dict], retried: str) -> None:
     """Each Snakemake job is a SLURM job of its own (7 of them, with retries and resubmissions
     in the chaos run); a training job asks for one GPU, the rule's time limit and the memory of
-    its estimate, twice both on its second attempt; the training jobs run side by side."""
+    its estimate, twice both on its second attempt; the training jobs run side by side. Every
+    job carries the workflow's mark (whcore_<run id>), by which the rerun finds its orphans."""
     assert len({job["comment"] for job in jobs}) == 7
+    assert all(re.fullmatch(slurm.MARKED_NAME, job["name"]) for job in jobs), jobs
     training = [job for job in jobs if job["comment"].startswith("rule_train_spectrum")]
     assert {job["gpus"] for job in training} == {"gres:gpu:1"}
     for job in training:

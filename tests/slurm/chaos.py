@@ -55,6 +55,7 @@ def job_record(job: str) -> dict:
     fields = dict(f.split("=", 1) for f in shown.split() if "=" in f)
     return {
         "id": job,
+        "name": fields.get("JobName", ""),
         "comment": fields.get("Comment", ""),
         "state": fields.get("JobState", ""),
         # A job cancelled while it waited never had a batch host.

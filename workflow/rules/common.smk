@@ -86,7 +86,7 @@ def refuse_jobs_no_node_holds():
     try:
         for partition, requests in by_partition.items():
             slurm.check_nodes_fit(requests, partition)
-    except slurm.NodeFitError as err:
+    except slurm.SlurmStartError as err:
         sys.exit(f"Error: {err}")
 
 
@@ -99,8 +99,9 @@ def settle_slurm_orphans():
         print(line, file=sys.stderr)
 
     try:
+        slurm.check_job_marker(workflow.executor_settings.jobname_prefix)
         _, waited = slurm.settle_orphaned_jobs(log=say)
-    except slurm.SlurmQueryError as err:
+    except slurm.SlurmStartError as err:
         sys.exit(f"Error: {err}")
     if waited:
         say("Restarting, to plan from what they made.")

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .guards import PARENT_ENV
+from .slurm import DEFAULT_WAIT_MINUTES, WAIT_VARIABLE
 
 __all__ = ["EnvironmentValueError", "VARIABLES", "check_environment", "job_environment"]
 
@@ -29,6 +30,11 @@ VARIABLES: dict[str, tuple[str, str]] = {
     "WHCORE_SNAKEMAKE_PID": (r"\d*", "the process id of the Snakemake that started the job"),
     "WHCORE_FWHT": (r"auto|torch", "auto or torch (the fast Walsh-Hadamard transform to use)"),
     "WHCORE_TEST_URL_BASE": (r"(https?://\S+)?", "an http(s) URL (tests only)"),
+    WAIT_VARIABLE: (
+        r"\d+",
+        "a whole number of minutes (how long a SLURM run waits for the jobs a killed Snakemake "
+        f"left running; unset: {DEFAULT_WAIT_MINUTES})",
+    ),
 }
 
 
