@@ -172,6 +172,32 @@ def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_the_line(tmp_pa
     assert "not valid YAML" in str(err.value) and "\n" not in str(err.value)
 
 
+def own_dataset(name: str = "mine", **keys) -> dict:
+    """The tiny configuration with one own dataset ``name`` of ``keys`` (beside a valid entry)."""
+    config = load()
+    entry = {"file": "d.csv", "format": "sequences", "target_column": "y", "train_sizes": [10],
+             "val_size": "rest", "test_size": "rest", **keys}  # fmt: skip
+    config["real"]["datasets"] = {name: entry}
+    config["real"]["runtime_dataset"] = name
+    return config
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        (changed("run_name", '"quick\\n"'), "run_name"),
+        (own_dataset("mine\n"), "real.datasets"),
+        (own_dataset(wild_type="ACD\n"), "real.datasets.mine.wild_type"),
+    ],
+)
+def test_a_name_with_a_final_newline_is_refused(config, key):
+    """Python's $ matches before a final newline, JSON Schema's only at the end."""
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    assert str(err.value).startswith(f"config key {key}: ")
+    assert str(err.value).endswith("\\n' ends with a newline; remove it")
+
+
 def alias_bomb(key: str, levels: int = 9) -> str:
     """The tiny configuration with a billion-laughs value under the dotted ``key``: 9 aliases
     of the level below on each of ``levels`` levels (9^9 strings from 600 bytes)."""
