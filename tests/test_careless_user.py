@@ -271,6 +271,18 @@ def test_a_data_file_that_is_a_folder_says_so(tmp_path):
     assert not (tmp_path / "out.parquet").exists()
 
 
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_data_file_that_is_a_device_or_a_fifo_says_so(tmp_path, kind):
+    """Neither is missing: /dev/zero would be read for ever, a FIFO block until written."""
+    raw = Path("/dev/zero") if kind == "device" else tmp_path / "my_dms.csv"
+    if kind == "fifo":
+        os.mkfifo(raw)
+    with pytest.raises(RawFormatError) as err:
+        custom.binarize("my_dms", raw, tmp_path / "out.parquet", {"format": "proteingym"})
+    assert str(err.value).startswith(f"{raw}: the data file of dataset my_dms is not a regular")
+    assert "file key of real.datasets.my_dms" in str(err.value) and "\n" not in str(err.value)
+
+
 def test_a_download_of_other_bytes_says_to_check_the_sha256_not_the_network(tmp_path):
     import http.server
     import threading

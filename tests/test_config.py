@@ -172,6 +172,90 @@ def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_the_line(tmp_pa
     assert "not valid YAML" in str(err.value) and "\n" not in str(err.value)
 
 
+def own_dataset(name: str = "mine", **keys) -> dict:
+    """The tiny configuration with one own dataset ``name`` of ``keys`` (beside a valid entry)."""
+    config = load()
+    entry = {"file": "d.csv", "format": "sequences", "target_column": "y", "train_sizes": [10],
+             "val_size": "rest", "test_size": "rest", **keys}  # fmt: skip
+    config["real"]["datasets"] = {name: entry}
+    config["real"]["runtime_dataset"] = name
+    return config
+
+
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        (changed("run_name", '"quick\\n"'), "run_name"),
+        (own_dataset("mine\n"), "real.datasets"),
+        (own_dataset(wild_type="ACD\n"), "real.datasets.mine.wild_type"),
+    ],
+)
+def test_a_name_with_a_final_newline_is_refused(config, key):
+    """Python's $ matches before a final newline, JSON Schema's only at the end."""
+    with pytest.raises(ConfigError) as err:
+        validate(config)
+    assert str(err.value).startswith(f"config key {key}: ")
+    assert str(err.value).endswith("\\n' ends with a newline; remove it")
+
+
+def alias_bomb(key: str, levels: int = 9) -> str:
+    """The tiny configuration with a billion-laughs value under the dotted ``key``: 9 aliases
+    of the level below on each of ``levels`` levels (9^9 strings from 600 bytes)."""
+    *parents, last = key.split(".")
+    lines = ["lol0: &l0 [" + ", ".join(["lol"] * 9) + "]"]
+    lines += [f"lol{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]" for i in range(1, levels)]
+    bomb = yaml.safe_load("\n".join(lines))[f"lol{levels - 1}"]  # shared lists, unexpanded
+    config = load()
+    section = config
+    for part in parents:
+        section = section.setdefault(part, {})
+    section[last] = bomb
+    return yaml.safe_dump(config)  # writes the shared lists as &anchors and *aliases
+
+
+@pytest.mark.parametrize(
+    ("key", "refused"),
+    [
+        ("epistasis.datasets", "epistasis.datasets[0][0][0]"),
+        ("real.datasets.mine.feature_columns", "real.datasets.mine.feature_columns[0][0][0]"),
+    ],
+)
+def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_path, key, refused):
+    from whcore.pipeline.canonical import read_yaml
+    from whcore.pipeline.config import load_config
+
+    path = tmp_path / "shared.yaml"  # aliases within the bound are ordinary YAML
+    path.write_text(alias_bomb(key, levels=4))
+    read_yaml(path, "config file", ConfigError)
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb(key))
+    assert path.stat().st_size < 5000 and "*id" in path.read_text()
+    with pytest.raises(ConfigError) as err:
+        load_config(str(path), str(SCHEMA))
+    message = str(err.value)
+    assert message.startswith(f"{path}, line ") and "\n" not in message
+    assert f"key {refused} expands to more than " in message
+    assert "without &anchors and *aliases" in message
+
+
+def test_a_config_value_containing_itself_through_an_alias_is_refused(tmp_path):
+    from whcore.pipeline.config import load_config
+
+    path = tmp_path / "loop.yaml"
+    path.write_text(TINY.read_text() + "epistasis:\n  datasets: &x [*x]\n")
+    with pytest.raises(ConfigError, match=r"key epistasis.datasets\[0\] contains itself"):
+        load_config(str(path), str(SCHEMA))
+
+
+def test_a_config_nested_too_deeply_is_refused_in_one_line(tmp_path):
+    from whcore.pipeline.canonical import read_yaml
+
+    path = tmp_path / "deep.yaml"
+    path.write_text("a: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    with pytest.raises(ConfigError, match=f"^{path}: the config file nests its values too deeply"):
+        read_yaml(path, "config file", ConfigError)
+
+
 def test_the_schema_on_disk_is_generated_from_the_registries():
     """The file a reader sees is the schema in force: its registry part is current."""
     text = SCHEMA_PATH.read_text()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -70,6 +72,44 @@ def test_unwritable_output_folder_is_named_before_any_work(tmp_path):
         guards.check_writable(blocker / "runs" / "r.parquet")
     guards.check_writable(tmp_path / "ok" / "r.parquet")
     assert os.listdir(tmp_path / "ok") == []
+
+
+def test_a_full_disk_is_named_before_any_work(tmp_path, monkeypatch):
+    from whcore.pipeline.jobs.entacmaea_energy import EntacmaeaEnergySpec
+    from whcore.pipeline.jobs.writer import Outputs
+
+    path = tmp_path / "tables" / "table.parquet"
+    spec = EntacmaeaEnergySpec.from_dict({"data": "d.parquet", "outputs": {"table": str(path)}})
+    usage = shutil.disk_usage(tmp_path)._replace(free=guards.MIN_FREE_BYTES - 1)
+    monkeypatch.setattr(guards.shutil, "disk_usage", lambda folder: usage)
+    with pytest.raises(OSError) as err:
+        Outputs(spec)
+    assert str(err.value).startswith(f"{path.parent}: its disk has 99 MiB free, less than ")
+    assert str(err.value).endswith(
+        "free space there or run in a working directory on a larger disk"
+    )
+
+
+@pytest.mark.parametrize("how", ["table", "file"])
+def test_a_disk_that_fills_while_writing_names_the_output(tmp_path, monkeypatch, how):
+    from whcore.pipeline.jobs import writer
+    from whcore.pipeline.jobs.entacmaea_energy import EntacmaeaEnergySpec
+
+    path = tmp_path / "table.parquet"
+    spec = EntacmaeaEnergySpec.from_dict({"data": "d.parquet", "outputs": {"table": str(path)}})
+    outputs = writer.Outputs(spec)
+
+    def full(*args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writer, "write_parquet", full)
+    with pytest.raises(OSError, match=f"^{path}: the disk filled while writing it; free space"):
+        if how == "table":
+            outputs.table("table", pd.DataFrame({"a": [1]}))
+        else:
+            with outputs.file(path) as tmp:
+                full(tmp)
+    assert not path.exists() and list(tmp_path.iterdir()) == []
 
 
 def test_provenance_names_the_code_libraries_device_host_and_time():

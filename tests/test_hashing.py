@@ -115,6 +115,43 @@ def test_bad_sigma():
         hashwh_penalty(lambda x: x, sample_sigma(4, 2))
 
 
+@pytest.mark.parametrize(
+    ("generator", "named"), [(0, "got int;"), ("numpy", "got numpy.random.Generator;")]
+)
+def test_a_generator_that_is_not_torchs_is_one_type_error(generator, named):
+    import numpy as np
+
+    generator = np.random.default_rng(0) if generator == "numpy" else generator
+    with pytest.raises(TypeError, match=f"^generator must be a torch.Generator, {named} pass "):
+        sample_sigma(6, 3, generator)
+
+
+@pytest.mark.parametrize("penalty", ["hashwh", "fullwh"])
+def test_a_function_returning_numpy_is_one_type_error(penalty):
+    def f(x):
+        return x.sum(-1).numpy()
+
+    with pytest.raises(TypeError, match="must return a torch.Tensor, got numpy.ndarray; "):
+        if penalty == "hashwh":
+            hashwh_penalty(f, sample_sigma(4, 2))
+        else:
+            fullwh_penalty(f, 4)
+
+
+def test_a_batch_of_sigmas_must_hold_one_per_member_of_a_stacked_model():
+    from whcore.core.models import MLP
+
+    net = MLP(6, 2, seeds=[0, 1])
+    sigmas = sample_sigma(6, 3, torch.Generator().manual_seed(0), batch_shape=(3,))
+    for wrong in (sigmas, sigmas[0], sigmas[None, :2]):
+        with pytest.raises(ValueError, match=r"a model of 2 member\(s\); .* shape \(2, n, b\)$"):
+            hashwh_penalty(net, wrong)
+    assert hashwh_penalty(net, sigmas[:2]).shape == (2,)  # one per member
+    assert hashwh_penalty(MLP(6, 2, seeds=0), sigmas[0]).shape == ()
+    with pytest.raises(ValueError, match=r"^expected inputs of shape \(N, 6\) or \(2, N, 6\)"):
+        net(torch.zeros(2, 3, 4, 6))
+
+
 @pytest.mark.parametrize("repetitions", [1, 3])
 def test_hashwh_regularizer_buffers_match_the_reference_penalty(repetitions):
     from whcore.core.models import MLP

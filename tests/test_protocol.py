@@ -73,6 +73,39 @@ def test_fold_means_and_standard_errors_match_a_slow_loop():
         assert table.loc[method, "folds"] == 5
 
 
+def fold_frame(spearman: dict[str, list[float]]) -> pd.DataFrame:
+    """Scores of fold_random_5 on dataset mine: per method its folds' Spearman (NaN: failed)."""
+    return pd.DataFrame(
+        [{"dataset": "mine", "scheme": "fold_random_5", "method": method, "fold": fold,
+          "spearman": value, "mse": 1.0, "r2": 0.5}
+         for method, values in spearman.items() for fold, value in enumerate(values)]
+    )  # fmt: skip
+
+
+def test_a_fold_without_a_finite_spearman_is_counted_as_failed_never_dropped():
+    nan = float("nan")
+    table = summarize_folds(fold_frame({"hashwh": [0.9, nan, nan, nan, nan]}))
+    row = table.iloc[0]
+    assert (row["folds"], row["failed_folds"]) == (1, 4)
+    assert row["spearman_mean"] == 0.9 and np.isnan(row["spearman_se"])
+    assert row["mse_mean"] == 1.0  # over the same finished fold
+
+
+def test_a_method_with_fewer_finished_folds_is_not_ranked_best():
+    from whcore.pipeline.claims.userdata import protocol_lines
+
+    nan = float("nan")
+    frame = fold_frame({"hashwh": [0.9, nan, nan, nan, nan], "standard": [0.5, 0.4] * 2 + [0.5]})
+    lines = protocol_lines(summarize_folds(frame))
+    (best,) = [line for line in lines if line.startswith("| mine | ")]
+    assert "| Standard |" in best and best.endswith("| 5 |"), best
+    (unranked,) = [line for line in lines if "not ranked" in line]
+    assert unranked.startswith("- mine, random: HashWH is not ranked: its mean is over 1 ")
+    assert "(4 failed), fewer than the 5 of the best" in unranked
+    (cell,) = [line for line in lines if line.startswith("| HashWH |")]
+    assert "(1 of 5 folds finished)" in cell
+
+
 def test_fold_scores_against_direct_formulas():
     y = np.array([1.0, 2.0, 3.0, 4.0])
     p = np.array([1.5, 1.5, 3.5, 3.0])

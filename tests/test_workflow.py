@@ -156,6 +156,20 @@ def test_a_yaml_error_in_the_default_config_names_the_file_and_the_line(tmp_path
     assert line.startswith(f"Error: {config}, line ") and "not valid YAML" in line
 
 
+def test_a_config_whose_aliases_expand_to_billions_of_values_is_refused_at_once(tmp_path):
+    """Snakemake loads a --configfile keeping its aliases unexpanded; the workflow reads the file
+    again and refuses it before any check walks the expansion (minutes and gigabytes)."""
+    from test_config import alias_bomb
+
+    config = tmp_path / "bomb.yaml"
+    config.write_text(alias_bomb("epistasis.datasets"))
+    started = time.monotonic()
+    result = snakemake("-n", "--configfile", str(config), workdir=tmp_path, check=False, timeout=60)
+    assert time.monotonic() - started < 30 and result.returncode != 0
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"Error: {config}, line ") and "through YAML aliases" in line
+
+
 @pytest.mark.parametrize("where", ["environment", "config"])
 def test_a_mirror_that_does_not_exist_is_a_warning_at_start(tmp_path, where):
     missing = tmp_path / "no-such-mirror"

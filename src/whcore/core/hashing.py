@@ -44,10 +44,23 @@ def sample_sigma(
     """A uniform hashing matrix in {0,1}^{n x b} (i.i.d. Bernoulli(1/2)) as uint8."""
     _check_dims(n, b)
     if generator is not None:
+        if not isinstance(generator, torch.Generator):
+            raise TypeError(
+                f"generator must be a torch.Generator, got {_type_name(generator)}; pass "
+                "torch.Generator().manual_seed(seed) (or None for torch's global one)"
+            )
         device = generator.device
     return torch.randint(
         0, 2, (*batch_shape, n, b), generator=generator, device=device, dtype=torch.uint8
     )
+
+
+def _type_name(value) -> str:
+    """``int``, ``numpy.ndarray``, ``numpy.random.Generator``: a type as its users write it
+    (its module's public part)."""
+    kind = type(value)
+    module = [part for part in kind.__module__.split(".") if not part.startswith("_")]
+    return ".".join([*module, kind.__qualname__]) if module != ["builtins"] else kind.__qualname__
 
 
 def _check_dims(n: int, b: int) -> None:
@@ -111,6 +124,11 @@ class XorDoubling:
 def _values(f: Callable, x: torch.Tensor) -> torch.Tensor:
     """f(x) with a trailing singleton output dimension removed."""
     y = f(x)
+    if not isinstance(y, torch.Tensor):  # a NumPy result has no gradient to regularize
+        raise TypeError(
+            f"the function must return a torch.Tensor, got {_type_name(y)}; compute it with "
+            "torch operations (a torch.nn.Module, say)"
+        )
     if y.dim() == x.dim() and y.shape[-1] == 1:
         y = y.squeeze(-1)
     if y.shape != x.shape[:-1]:
@@ -127,8 +145,23 @@ def hashwh_penalty(f: Callable, sigma: torch.Tensor) -> torch.Tensor:
     ``sigma`` of shape (n, b) gives a scalar; a batch (..., n, b) gives one penalty per matrix
     (f then receives (..., 2^b, n), e.g. one sigma per member of a stacked model).
     """
+    _check_members(f, sigma)
     x = hashed_inputs(sigma, dtype=_param_dtype(f))
     return fwht(_values(f, x)).abs().mean(-1)
+
+
+def _check_members(f, sigma: torch.Tensor) -> None:
+    """A stacked model (``n_members``, as ``MLP``) evaluates member s on the s-th matrix of a
+    batch of sigmas: the batch holds one per member (a lone member also takes one (n, b))."""
+    members = getattr(f, "n_members", None)
+    batch = tuple(sigma.shape[:-2])
+    if members is None or batch == (members,) or (members == 1 and batch == ()):
+        return
+    need = "(n, b)" if members == 1 else f"({members}, n, b)"
+    raise ValueError(
+        f"sigma of shape {tuple(sigma.shape)} does not fit a model of {members} member(s); "
+        f"pass one (n, b) matrix per member: shape {need}"
+    )
 
 
 def fullwh_penalty(f: Callable, n: int, inputs: torch.Tensor | None = None) -> torch.Tensor:

@@ -74,6 +74,11 @@ class MLP(nn.Module):
         (S, N, n) -> (S, N): member s evaluates x[s]."""
         if x.shape[-1] != self.n:
             raise ValueError(f"expected inputs with n = {self.n} features, got {x.shape[-1]}")
+        if x.dim() not in (2, 3) or (x.dim() == 3 and x.shape[0] != self.n_members):
+            raise ValueError(
+                f"expected inputs of shape (N, {self.n}) or ({self.n_members}, N, {self.n}) "
+                f"(one block per member), got {tuple(x.shape)}"
+            )
         single = x.dim() == 2
         h = x.unsqueeze(0).expand(self.n_members, -1, -1) if single else x
         chunks = self._member_chunks(h)

@@ -293,22 +293,33 @@ def binarize(name: str, raw: str | Path, out: str | Path, settings: dict) -> Par
     return parsed
 
 
+def _check_data_file(name: str, raw: Path) -> None:
+    """Refuse a data file that is not a regular file, saying what it is: a device or a FIFO
+    exists but would be read for ever (``/dev/zero``) or block."""
+    if raw.is_dir():
+        raise IsADirectoryError(
+            f"{raw}: the data file of dataset {name} is a folder, not a file. Fix: name the "
+            f"table itself (a .csv or .tsv in it, say) in the file key of real.datasets.{name}"
+        )
+    if not raw.exists():
+        raise FileNotFoundError(
+            f"{raw}: the data file of dataset {name} is not there. Fix: correct the file key of "
+            f"real.datasets.{name}"
+        )
+    if not raw.is_file():
+        raise RawFormatError(
+            f"{raw}: the data file of dataset {name} is not a regular file (a device, FIFO or "
+            f"socket). Fix: name a .csv or .tsv file in the file key of real.datasets.{name}"
+        )
+
+
 def binarized(name: str, raw: str | Path, settings: dict) -> tuple[Parsed, dict]:
     """Parse ``raw``: the table and its metadata, which records the source sha256 (checked
     against ``settings['sha256']`` when given) and the binarization."""
     from .. import __version__
 
     raw, settings = Path(raw), source_settings(settings)
-    if raw.is_dir():
-        raise IsADirectoryError(
-            f"{raw}: the data file of dataset {name} is a folder, not a file. Fix: name the "
-            f"table itself (a .csv or .tsv in it, say) in the file key of real.datasets.{name}"
-        )
-    if not raw.is_file():
-        raise FileNotFoundError(
-            f"{raw}: the data file of dataset {name} is not there. Fix: correct the file key of "
-            f"real.datasets.{name}"
-        )
+    _check_data_file(name, raw)
     digest = sha256_of(raw)
     if settings.get("sha256") and digest != settings["sha256"].lower():
         raise RawFormatError(

@@ -76,8 +76,17 @@ class ConfigError(ValueError):
 
 
 def _validator_filling_defaults():
-    """A JSON-schema validator that also fills in the schema's defaults (jsonschema's recipe)."""
+    """A JSON-schema validator that also fills in the schema's defaults (jsonschema's recipe)
+    and anchors a pattern's ``$`` at the very end of the string, as JSON Schema does."""
     base = jsonschema.Draft202012Validator
+
+    def pattern(validator, regex, instance, schema):
+        # A schema's pattern is an ECMA-262 regex, whose $ matches at the end only; Python's
+        # (jsonschema's) also matches before a final newline: "quick\n" would pass ^[a-z]+$.
+        if isinstance(instance, str) and instance.endswith("\n") and regex.endswith("$"):
+            yield jsonschema.ValidationError(f"{instance!r} ends with a newline; remove it")
+            return
+        yield from base.VALIDATORS["pattern"](validator, regex, instance, schema)
 
     def properties(validator, props, instance, schema):
         if isinstance(instance, dict):
@@ -86,7 +95,7 @@ def _validator_filling_defaults():
                     instance[key] = json.loads(json.dumps(sub["default"]))
         yield from base.VALIDATORS["properties"](validator, props, instance, schema)
 
-    return jsonschema.validators.extend(base, {"properties": properties})
+    return jsonschema.validators.extend(base, {"properties": properties, "pattern": pattern})
 
 
 def validate_config(config: dict, schema_path: str) -> None:

@@ -6,7 +6,9 @@
 - ``die_with``: a job whose Snakemake died (SIGKILL) stops instead of running on as an orphan.
 - ``refuse_superseded``: a job never renames its result over one that another job wrote for a
   different spec after this job started.
-- ``check_writable``: output folders are checked before hours of training, not after.
+- ``check_writable``: output folders are checked before hours of training, not after: they can
+  be written and their disk has room (``MIN_FREE_BYTES``).
+- ``naming_a_full_disk``: a disk that fills while an output is written is one line naming it.
 - ``check_replaceable``: every writer (a job, ``binarize``, ``macros``, ``render``, ``bundle``)
   replaces only what this project wrote: a file carrying its mark, or a folder of such
   Parquet files; a user's file or folder, wherever it is, is refused and nothing touched.
@@ -18,17 +20,21 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import shutil
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = [
+    "MIN_FREE_BYTES",
     "RunLockedError",
     "check_apart",
     "check_replaceable",
     "check_writable",
     "die_with",
     "hold_run_lock",
+    "naming_a_full_disk",
     "owned",
     "refuse_superseded",
     "written_spec",
@@ -127,9 +133,16 @@ def refuse_superseded(path: str | Path, spec: dict, started: float) -> None:
         )
 
 
+# A job writes at most tens of megabytes (record tables, a binarized table, a figure). Below
+# this much free space it stops at start, naming the folder, not when training is done.
+MIN_FREE_BYTES = 100 * 2**20
+_FULL_DISK_FIX = "free space there or run in a working directory on a larger disk"
+
+
 def check_writable(*paths: str | Path) -> None:
-    """Create the folders of ``paths`` and check a file can be written there; raise a
-    ``PermissionError`` naming the folder otherwise."""
+    """Create the folders of ``paths`` and check a file can be written there (else a
+    ``PermissionError``) and that their disk has ``MIN_FREE_BYTES`` free (else an ``OSError``),
+    in one line naming the folder."""
     for folder in {Path(p).parent for p in paths}:
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -141,6 +154,24 @@ def check_writable(*paths: str | Path) -> None:
                 f"{folder}: cannot write outputs here ({err.strerror}); fix the folder's "
                 "permissions or run in a writable directory"
             ) from None
+        free = shutil.disk_usage(folder).free
+        if free < MIN_FREE_BYTES:
+            raise OSError(
+                f"{folder}: its disk has {free // 2**20} MiB free, less than the "
+                f"{MIN_FREE_BYTES // 2**20} MiB a job's outputs may take; {_FULL_DISK_FIX}"
+            )
+
+
+@contextmanager
+def naming_a_full_disk(path: str | Path):
+    """A full disk (or quota) while writing ``path`` raises one line naming it: PyArrow's and
+    Matplotlib's own messages name no file."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise OSError(f"{path}: the disk filled while writing it; {_FULL_DISK_FIX}") from None
 
 
 _MAX_SCAN = 64 * 2**20  # a figure larger than this is not one of ours

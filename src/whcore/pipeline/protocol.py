@@ -58,24 +58,32 @@ def fold_scores(y, prediction) -> dict:
 
 def summarize_folds(scores: pd.DataFrame, by=("dataset", "scheme", "method")) -> pd.DataFrame:
     """Per ``by`` group, every metric's mean over the folds and its standard error
-    (standard deviation / sqrt(folds)), with the number of folds."""
+    (standard deviation / sqrt(folds)), with the number of folds.
+
+    A fold whose Spearman is not finite (no fit finished, or a constant prediction) failed: it
+    is left out of every mean and counted in ``failed_folds``; ``folds`` counts the others."""
     metrics = [m for m in ("spearman", "mse", "r2") if m in scores]
-    grouped = scores.groupby(list(by), sort=True)
+    finished = np.isfinite(scores["spearman"].to_numpy(dtype=float))
+    kept = scores.assign(**{m: scores[m].where(finished) for m in metrics})
+    grouped = kept.groupby(list(by), sort=True)
+    folds = grouped["spearman"].count()
     table = grouped[metrics].mean().add_suffix("_mean")
-    se = grouped[metrics].std(ddof=1) / np.sqrt(grouped.size().to_numpy()[:, None])
+    se = grouped[metrics].std(ddof=1) / np.sqrt(folds.to_numpy()[:, None])
     table = table.join(se.add_suffix("_se"))
-    table["folds"] = grouped.size()
+    table["folds"] = folds
+    table["failed_folds"] = grouped.size() - folds
     return table.reset_index()
 
 
 def protocol_summary(tables: dict) -> pd.DataFrame:
     """One row per (dataset, scheme, method) of the ``protocol_<dataset>`` tables: the mean
-    and standard error over the folds of every score, and the number of folds."""
+    and standard error over the folds of every score, and the numbers of folds (finished and
+    failed)."""
     frames = [t for name, t in tables.items() if re.fullmatch(r"protocol_[a-z0-9_]+", name)]
     if not frames:
         raise ValueError(f"no protocol_<dataset> table among {sorted(tables)}")
     table = pd.concat(frames, ignore_index=True)
-    columns = [c for c in table.columns if c.endswith(("_mean", "_se")) or c == "folds"]
+    columns = [c for c in table.columns if c.endswith(("_mean", "_se", "folds"))]
     return table.drop_duplicates(["dataset", "scheme", "method"])[
         ["dataset", "scheme", "method", *columns]
     ].reset_index(drop=True)

@@ -25,7 +25,8 @@ _SCORES = {"test_spearman": "spearman", "test_mse": "mse", "test_r2": "r2"}
 def protocol_tables(runs, baseline_runs) -> dict:
     """The ``protocol`` table of one dataset: one row per (scheme, method, held-out fold) with
     its scores, the rows of its split and the seeds behind it, and the method's mean and
-    standard error over the folds of its scheme (``<score>_mean``, ``<score>_se``, ``folds``)."""
+    standard error over the folds of its scheme (``<score>_mean``, ``<score>_se``, ``folds``,
+    ``failed_folds``)."""
     keys = ["variant", *FOLD_KEYS]
     selected = select_networks_and_baselines(runs, baseline_runs, keys)
     for column in _SCORES:

@@ -124,7 +124,17 @@ def _cell_title(cell: tuple) -> str:
 
 def _spearman_cell(row) -> str:
     se = "(one fold: no s.e.)" if np.isnan(row["spearman_se"]) else f"+- {row['spearman_se']:.4f}"
-    return f"{row['spearman_mean']:.4f} {se}"
+    failed = int(row.get("failed_folds", 0))
+    total = int(row["folds"]) + failed
+    on = f" ({int(row['folds'])} of {total} folds finished)" if failed else ""
+    return f"{row['spearman_mean']:.4f} {se}{on}"
+
+
+def _best_on_most_folds(rows: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
+    """The best method by mean Spearman among those of a scheme with the most finished folds,
+    and the others: a mean over fewer folds is not compared with one over all of them."""
+    most = rows["folds"] == rows["folds"].max()
+    return rows[most].sort_values("spearman_mean", ascending=False).iloc[0], rows[~most]
 
 
 def protocol_lines(summary: pd.DataFrame) -> list[str]:
@@ -136,20 +146,32 @@ def protocol_lines(summary: pd.DataFrame) -> list[str]:
         "",
         "Each method trained with its grid on four folds of a split scheme (validation carved "
         "from them, model selection on it) and scored on the held-out fold, every fold held "
-        "out once; Spearman is the mean over the folds, +- its standard error over the folds.",
+        "out once; Spearman is the mean over the folds, +- its standard error over the folds. "
+        "A fold with no finite Spearman (no fit finished, or a constant prediction) failed: it "
+        "is counted, never averaged, and only the methods with the most finished folds of a "
+        "scheme are ranked (the others are listed below the table).",
         "",
         "| dataset | split scheme | best | Spearman (mean +- s.e.) | MSE (mean) | R^2 (mean) "
         "| folds |",
         "|---|---|---|---|---|---|---|",
     ]
-    ranked = summary.sort_values("spearman_mean", ascending=False)
-    for (dataset, scheme), rows in ranked.groupby(["dataset", "scheme"], sort=True):
-        top = rows.iloc[0]
+    unranked = []
+    for (dataset, scheme), rows in summary.groupby(["dataset", "scheme"], sort=True):
+        top, fewer = _best_on_most_folds(rows)
         lines.append(
             f"| {dataset} | {SCHEME_LABELS.get(scheme, scheme)} | {_label(top['method'])} | "
             f"{_spearman_cell(top)} | {top['mse_mean']:.4g} | {top['r2_mean']:.4f} | "
             f"{int(top['folds'])} |"
         )
+        unranked += [
+            f"- {dataset}, {SCHEME_LABELS.get(scheme, scheme)}: {_label(row['method'])} is not "
+            f"ranked: its mean is over {int(row['folds'])} finished folds "
+            f"({int(row.get('failed_folds', 0))} failed), fewer than the {int(top['folds'])} "
+            "of the best."
+            for _, row in fewer.iterrows()
+        ]
+    if unranked:
+        lines += ["", *unranked]
     for dataset, rows in summary.groupby("dataset", sort=True):
         schemes = [s for s in SCHEME_LABELS if s in set(rows["scheme"])]
         lines += ["", f"### {dataset}: Spearman by method and split scheme", ""]

@@ -9,7 +9,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...core.io import atomic_folder, atomic_path, write_parquet
-from ..guards import check_apart, check_replaceable, check_writable, refuse_superseded
+from ..guards import (
+    check_apart,
+    check_replaceable,
+    check_writable,
+    naming_a_full_disk,
+    refuse_superseded,
+)
 
 __all__ = ["Outputs"]
 
@@ -37,21 +43,22 @@ class Outputs:
     def file(self, path: str | Path):
         """A temporary path to write ``path`` (one of the job's) to; renamed on success."""
         self._guard(path)
-        with atomic_path(path) as tmp:
+        with naming_a_full_disk(path), atomic_path(path) as tmp:
             yield tmp
 
     @contextmanager
     def folder(self, role: str):
         """A temporary folder for the output ``role``; it replaces the output on success."""
         self._guard(self.paths[role])
-        with atomic_folder(self.paths[role]) as tmp:
+        with naming_a_full_disk(self.paths[role]), atomic_folder(self.paths[role]) as tmp:
             yield tmp
 
     def table(self, role: str, frame, **meta) -> str:
         """Write ``frame`` as the output ``role`` (Parquet, with the spec and ``meta``)."""
         path = self.paths[role]
         self._guard(path)
-        write_parquet(frame, path, {"spec": self.spec, **meta})
+        with naming_a_full_disk(path):
+            write_parquet(frame, path, {"spec": self.spec, **meta})
         return path
 
     def figure(self, fig, provenance: dict) -> list[Path]:
@@ -62,4 +69,5 @@ class Outputs:
         stem = stem.with_suffix("") if stem.suffix in (".pdf", ".png") else stem
         for path in (stem.with_suffix(".pdf"), stem.with_suffix(".png")):
             self._guard(path)
-        return save_figure(fig, stem, provenance)
+        with naming_a_full_disk(stem):
+            return save_figure(fig, stem, provenance)
