@@ -5,6 +5,7 @@ replication, Holm, power, the rise after a minimum)."""
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pandas as pd
@@ -29,6 +30,7 @@ from whcore.pipeline.claims import (
     units_needed,
 )
 from whcore.pipeline.claims.report import correct_across, write_claims
+from whcore.pipeline.claims.stats import MIN_UNITS, compare_cells, needed_line
 
 CASES = {"holds": 1.0, "does not hold": -1.0, "noise only": 0.0}
 
@@ -390,6 +392,43 @@ def test_report_quotes_the_paper_and_lists_units(tmp_path):
     assert "independent units (subsamples) per cell" in report
     assert "after correction over all claims" in report
     assert "table synthetic_selected not built" in report
+
+
+def test_units_needed_is_never_below_what_a_verdict_needs():
+    # A huge effect: two units would have the power, but a cell of two gets no verdict.
+    assert units_needed(0.01, effect=1.0) == MIN_UNITS
+
+
+def test_what_settles_a_claim_reads_the_sign_it_measured():
+    against = real_claims(real_selected(-0.3, units=2))[0]
+    assert "is negative (-0.3" in against.needed and "more units would not" in against.needed
+    single = real_claims(real_selected(0.3, units=1))[0]
+    assert single.needed.startswith("the effect measured here (+0.")
+    assert "in the claimed direction" in single.needed and "not estimable with 1 unit" in (
+        single.needed
+    )
+
+
+def test_what_settles_a_claim_never_asks_for_fewer_units_than_the_run_has():
+    pairs = pd.DataFrame({"cell": 0, "a": np.linspace(1.0, 2.0, 10), "b": 0.0,
+                          "a_diverged": False, "b_diverged": False})  # fmt: skip
+    cells = compare_cells(pairs, ["cell"])
+    line = needed_line(cells, pairs, ["cell"])
+    assert line.startswith("this run's 10 units per cell already give this claim 80% power")
+
+
+def test_a_report_of_one_unit_per_cell_prints_no_nan_and_says_what_it_can_decide(tmp_path):
+    tables = real_selected(0.1, units=1)
+    claims = evaluate_claims(tables)
+    settings = {"run_name": "tiny", "configuration": "e1ec7368da98"}
+    write_claims(claims, tmp_path / "c.md", tmp_path / "c.json", settings)
+    report = (tmp_path / "c.md").read_text()
+    assert not re.search(r"\bnan\b", report, re.IGNORECASE)
+    assert "not estimable with 1 unit per cell (a 95% CI needs at least 2)" in report
+    assert "Run `tiny` (results/tiny/), made by the configuration of digest e1ec7368da98" in report
+    beats = [c for c in claims if c.id.startswith("real_hashwh_beats_")]
+    assert f"In {len(beats)} of the {len(beats)} claims tested over units every cell " in report
+    assert all(c.short_cells == c.cells == 4 for c in beats)
 
 
 def test_overfitting_claim_with_hashwh_missing_from_a_train_size():

@@ -20,6 +20,7 @@ from whcore.pipeline.jobs.figure import FigureSpec
 from whcore.pipeline.jobs.target import TargetSpec
 from whcore.pipeline.jobs.train import training_defaults
 from whcore.pipeline.layout import Layout
+from whcore.pipeline.runrecord import config_digest
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / ".test" / "config.yaml"
@@ -103,6 +104,16 @@ def test_a_spec_holds_what_determines_the_result_only():
     assert {p: j.spec_json for p, j in same.jobs.items()} == {
         p: j.spec_json for p, j in contract().jobs.items()
     }
+
+
+def test_the_claims_report_names_the_configuration_that_the_run_records():
+    tiny = contract()
+    jobs = list(tiny.jobs.values())
+    claims = next(job for job in jobs if job.kind == "claims")
+    assert claims.spec.settings["configuration"] == config_digest(tiny.config)[:12]
+    assert claims.spec.settings["run_name"] == "tiny"
+    # Figures do not print it: a setting they do not draw leaves their specs alone.
+    assert all("configuration" not in job.spec.settings for job in jobs if job.kind == "figure")
 
 
 def test_networks_and_baselines_read_the_same_split():

@@ -1,11 +1,16 @@
 """Paper figures drawn from small made-up tables: titles that fit, HashWH's hash sizes told
-apart, log axes labelled at two values or more, Figure 3's per-run lines, human draw labels."""
+apart, log axes labelled at three values or more, integer c at integer ticks, legends off the
+data, error bars that captions explain, Figure 3's per-run lines, human draw labels, and the
+run that made a figure when it is not the paper's."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 
 from whcore.pipeline.figures.registry import FIGURES, draw_figure
@@ -95,14 +100,41 @@ def _real_summary():
     return pd.DataFrame(rows)
 
 
+def _synthetic_summary():
+    rows = []
+    for n, c, (method, b) in itertools.product((20, 50), (1, 2, 5), [("standard", None),
+                                                                  ("hashwh", 7)]):  # fmt: skip
+        rows.append(dict(n=n, c=c, draw=0, variant=_variant(method, b), method=method,
+                         b=np.nan if b is None else float(b), mean=0.1 * c, sem=0.02))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _ablation(dataset):
+    rows = []
+    for seed, order, step in itertools.product(range(3), ("amplitude", "degree"), range(4)):
+        pruned = 0.05 * step if order == "amplitude" else 0.25 * step
+        rows.append(dict(dataset=dataset, seed=seed, order=order, step=step, kept=100 - 25 * step,
+                         test_r2=0.9 - pruned, n_coefficients=100, forest_test_r2=0.9))  # fmt: skip
+    return pd.DataFrame(rows)
+
+
 @pytest.fixture(scope="module")
 def tables():
     return {
         "spectrum_epochs": _spectrum_epochs(),
         "spectrum_heatmap": _spectrum_heatmap(),
         "real_summary": _real_summary(),
+        "synthetic_summary": _synthetic_summary(),
+        "ablation_entacmaea": _ablation("entacmaea"),
+        "ablation_sgemm": _ablation("sgemm"),
         **_synthetic_tables(),
     }
+
+
+def _tables_of(figure_id, tables):
+    """The tables a figure reads ("ablation": every ablation table)."""
+    return {name: frame for name, frame in tables.items()
+            if any(name.startswith(wanted) for wanted in FIGURES[figure_id].tables)}  # fmt: skip
 
 
 def _draw(figure_id, tables):
@@ -138,7 +170,7 @@ def test_fig5b_names_no_dataset_and_titles_the_configured_one(tables):
         "fig2_sae_evolution",
     ],
 )
-def test_every_log_axis_is_labelled_at_two_values_or_more(tables, figure_id):
+def test_every_log_axis_is_labelled_at_three_values_or_more(tables, figure_id):
     """The made-up ranges are under a decade: powers of ten alone would label one or none."""
     fig = _draw(figure_id, tables)
     log_axes = [
@@ -146,14 +178,16 @@ def test_every_log_axis_is_labelled_at_two_values_or_more(tables, figure_id):
     ]
     assert log_axes
     for axis in log_axes:
-        assert len(_labelled_ticks(axis)) >= 2, (figure_id, _labelled_ticks(axis))
+        assert len(_labelled_ticks(axis)) >= 3, (figure_id, _labelled_ticks(axis))
     plt.close(fig)
 
 
 @pytest.mark.parametrize(
-    ("low", "high"), [(0.3, 0.9), (1.02, 1.3), (2e-5, 7e-5), (1e-3, 10.0), (150.0, 240.0)]
-)
-def test_log_ticks_label_two_values_on_any_range(low, high):
+    ("low", "high"),
+    [(0.3, 0.9), (1.02, 1.3), (2e-5, 7e-5), (1e-3, 10.0), (150.0, 240.0), (0.905, 0.99),
+     (0.05, 0.5), (0.01, 1.0)],
+)  # fmt: skip
+def test_log_ticks_label_three_values_on_any_range(low, high):
     fig, ax = plt.subplots()
     ax.plot([1, 2], [low, high])
     ax.set_yscale("log")
@@ -162,8 +196,51 @@ def test_log_ticks_label_two_values_on_any_range(low, high):
 
     readable_log_axes(fig)
     fig.canvas.draw()
-    assert len(_labelled_ticks(ax.yaxis)) >= 2
+    assert len(_labelled_ticks(ax.yaxis)) >= 3
     plt.close(fig)
+
+
+def test_fig4a_ticks_c_at_its_integer_values_only(tables):
+    fig = _draw("fig4a_synthetic_r2", tables)
+    for ax in fig.axes:
+        assert _labelled_ticks(ax.xaxis) == ["1", "2", "5"]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("datasets", [["entacmaea"], ["entacmaea", "sgemm"]])
+def test_fig5c_keeps_its_legend_off_the_curves(tables, datasets):
+    chosen = {f"ablation_{name}": tables[f"ablation_{name}"] for name in datasets}
+    fig = _draw("fig5c_ablation", chosen)
+    renderer = fig.canvas.get_renderer()
+    legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert len(legends) == 1
+    box = legends[0].get_window_extent(renderer)
+    assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("figure_id", ["fig4a_synthetic_r2", "figA5_synthetic_r2_draws",
+                                       "fig5a_real_r2", "figA7_real_r2_times", "fig5c_ablation"])  # fmt: skip
+def test_a_caption_says_what_its_error_bars_and_bands_are(tables, figure_id):
+    fig = _draw(figure_id, _tables_of(figure_id, tables))
+    bars = any(ax.containers for ax in fig.axes)
+    bands = any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)
+    caption = FIGURES[figure_id].caption
+    assert bars or bands
+    assert not bars or "error bars" in caption, caption
+    assert not bands or "shaded" in caption, caption
+    plt.close(fig)
+
+
+def test_a_figure_of_another_run_than_the_papers_says_so(tables):
+    def marks(run):
+        fig = draw_figure("fig2_sae_evolution", tables, {**SETTINGS, "run_name": run})
+        texts = [text.get_text() for text in fig.texts]
+        plt.close(fig)
+        return [text for text in texts if "not the paper's configuration" in text]
+
+    assert marks("quick") == ["run 'quick': not the paper's configuration, nor its numbers"]
+    assert marks("paper") == []
 
 
 def test_hashwh_hash_sizes_differ_in_colour_and_line_style(tables):

@@ -25,6 +25,7 @@ from .stats import (
     needed_line,
     paired,
     paired_claim,
+    scale,
     skipped,
     unit_means,
 )
@@ -92,6 +93,12 @@ def _seeds_per_unit(epochs: pd.DataFrame, variant: str) -> int:
     return int(counts.min()) if len(counts) else 0
 
 
+def _mean_rise(differences: pd.Series) -> str:
+    """The mean rise difference over cells, or why there is none."""
+    mean = differences.mean()
+    return f"mean rise difference {mean:+.4f}" if np.isfinite(mean) else "no finished units"
+
+
 def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Claim:
     cid, source = "spectrum_standard_overfits_low_degrees", f"{SOURCE}, Figure 3"
     quote = (
@@ -156,7 +163,7 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
         per_b.append(
             f"b = {b_of[variant]}: smaller rise in {int(versus_holds[mine].sum())} of "
             f"{int(mine.sum())} cells, significantly larger in {int(rises_more[mine].sum())} "
-            f"(mean rise difference {versus_cells.loc[mine, 'mean'].mean():+.4f})"
+            f"({_mean_rise(versus_cells.loc[mine, 'mean'])})"
         )
     details = (
         f"the standard network rises in {int(rise_holds.sum())} of {len(rise_cells)} cells"
@@ -165,8 +172,9 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
         + "; ".join(per_b)
     )
     needed = needed_line(versus_cells, versus_all, versus_cell) if verdict == UNSURE else ""
+    both = scale(pd.concat([rise_cells, versus_cells], ignore_index=True))
     return Claim(cid, quote, test, source, verdict, effect, uncertainty, units, details, p_value,
-                 needed)  # fmt: skip
+                 needed, **both)  # fmt: skip
 
 
 def time_to_learn(curve: pd.DataFrame, column: str) -> float:

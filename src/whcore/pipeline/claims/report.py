@@ -101,12 +101,57 @@ def _summary_table(claims: list[Claim]) -> list[str]:
     return rows
 
 
-def write_claims(claims: list[Claim], md_path, json_path) -> None:
+def _made_by(settings: dict) -> list[str]:
+    """The run the report checks, and the configuration that made it (its digest, which the
+    run folder's record pairs with the configuration's file)."""
+    run = settings.get("run_name")
+    if run is None:
+        return []
+    line = f"Run `{run}` (results/{run}/)"
+    if settings.get("configuration"):
+        line += (
+            f", made by the configuration of digest {settings['configuration']} "
+            f"(results/{run}/configuration.json names its file)"
+        )
+    return [line + ".", ""]
+
+
+def _what_scale_decides(claims: list[Claim]) -> list[str]:
+    """How many of the claims tested over units this run's scale can decide: a cell with
+    fewer than MIN_UNITS finished units gets no verdict."""
+    tested = [c for c in claims if c.cells]
+    if not tested:
+        return []
+    short = [c for c in tested if c.short_cells]
+    if not short:
+        return [
+            f"Every cell of the {len(tested)} claims tested over units has at least {MIN_UNITS} "
+            "finished units: this run's scale can decide each of them.",
+            "",
+        ]
+    every = sum(c.short_cells == c.cells for c in short)
+    some = len(short) - every
+    cells = sum(c.cells for c in tested)
+    return [
+        f"What this run's scale can decide: a cell's verdict needs at least {MIN_UNITS} finished "
+        f"units. In {every} of the {len(tested)} claims tested over units every cell has fewer, "
+        "so they cannot hold here, whatever they measure"
+        + (f"; {some} more have some cells with fewer" if some else "")
+        + f" ({sum(c.short_cells for c in tested)} of the {cells} cells in all). An "
+        "inconclusive verdict for want of units says nothing for or against the paper.",
+        "",
+    ]
+
+
+def write_claims(claims: list[Claim], md_path, json_path, settings: dict | None = None) -> None:
+    """claims.md and claims.json; ``settings`` (the claims job's) name the run."""
     counts = pd.Series([c.verdict for c in claims]).value_counts().to_dict()
     n_tested = sum(c.p_value is not None for c in claims)
     lines = [
         CLAIMS_TITLE,
         "",
+        *_made_by(settings or {}),
+        *_what_scale_decides(claims),
         "Verdicts: " + ", ".join(f"{v}: {n}" for v, n in counts.items()),
         "",
         DESIGN,

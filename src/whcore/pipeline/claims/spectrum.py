@@ -21,6 +21,7 @@ from .stats import (
     equivalence,
     paired,
     paired_claim,
+    scale,
     skipped,
 )
 
@@ -348,11 +349,10 @@ def standard_comparable_on_support(final, hashed, b_of) -> Claim:
     margin = COMPARABLE_SCALE * float(spread)
     pairs = _by_b(final, hashed, b_of, "standard", "sae_support")
     result = equivalence(pairs, ["train_size", "hash_size"], margin)
-    effect, uncertainty, units = describe_effect(
-        compare_cells(pairs, ["train_size", "hash_size"]), "SAE on the support (HashWH - standard)"
-    )
+    cells = compare_cells(pairs, ["train_size", "hash_size"])
+    effect, uncertainty, units = describe_effect(cells, "SAE on the support (HashWH - standard)")
     return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, units,
-                 result.line, result.p_value)  # fmt: skip
+                 result.line, result.p_value, **scale(cells))  # fmt: skip
 
 
 __all__ = ["final_values", "hashwh_variants_by_b", "spectrum_claims", "spectrum_comparisons"]

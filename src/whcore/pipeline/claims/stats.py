@@ -42,6 +42,8 @@ class Claim:
     p_value: float | None = None
     needed: str = ""
     across: str = field(default="")  # verdict after Holm over every tested claim
+    cells: int = 0  # cells tested over units (0: a claim computed exactly)
+    short_cells: int = 0  # of them, those with fewer than MIN_UNITS finished units
 
 
 def skipped(cid: str, quote: str, source: str, why: str) -> Claim:
@@ -111,19 +113,20 @@ def claim_power(effect, sd, units: int, cells: int | None = None, alpha: float =
 
 def units_needed(sd: float, effect: float, cells: int = 1, alpha: float = ALPHA) -> int | None:
     """The fewest units per cell that give a claim over ``cells`` cells ``POWER``
-    (``claim_power``) against ``effect`` with unit-difference spread ``sd``; None where the
-    spread is unknown or no effect in the claimed direction was measured."""
+    (``claim_power``) against ``effect`` with unit-difference spread ``sd``, never fewer than
+    MIN_UNITS (a cell with fewer gets no verdict); None where the spread is unknown or no
+    effect in the claimed direction was measured."""
     if not np.isfinite(sd) or sd <= 0 or not np.isfinite(effect) or effect <= 0:
         return None
     # The normal approximation at the Bonferroni level (an upper bound for Holm), then the
     # fewest units below it that reach POWER, by bisection.
     z = stats.norm.ppf(1 - alpha / cells) + stats.norm.ppf(POWER ** (1 / cells))
-    high = max(3, int(np.ceil((z * sd / effect) ** 2)) + 3)
+    high = max(MIN_UNITS, int(np.ceil((z * sd / effect) ** 2)) + 3)
     if high > 10_000:
         return high
     while claim_power(effect, sd, high, cells, alpha) < POWER:
         high *= 2
-    low = 1  # claim_power(..., 1) is 0
+    low = MIN_UNITS - 1  # below MIN_UNITS a cell gets no verdict, whatever the power
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (
@@ -215,11 +218,15 @@ def describe_effect(cells: pd.DataFrame, what: str) -> tuple[str, str, str]:
     effect = f"mean paired difference in {what} {mean:+.4f}"
     if len(finite) > 1:
         effect += f" (per cell from {finite['mean'].min():+.4f} to {finite['mean'].max():+.4f})"
-    half = _ci_half_width(finite)
-    uncertainty = f"95% CI of the per-cell means: ±{half:.4f} (median over cells)"
     low, high = int(finite["units"].min()), int(finite["units"].max())
     span = f"{low}" if low == high else f"{low}-{high}"
     plural = "" if high == 1 else "s"
+    half = _ci_half_width(finite)
+    uncertainty = (
+        f"95% CI of the per-cell means: ±{half:.4f} (median over cells)"
+        if np.isfinite(half)
+        else f"not estimable with {span} unit{plural} per cell (a 95% CI needs at least 2)"
+    )
     cells_word = "cell" if len(cells) == 1 else "cells"
     units = (
         f"{span} independent unit{plural} (subsample{plural}) per cell, {len(cells)} {cells_word}"
@@ -263,24 +270,46 @@ def _ci_half_width(cells: pd.DataFrame) -> float:
 def needed_line(cells: pd.DataFrame, pairs: pd.DataFrame, cell: list[str], effect=None) -> str:
     """How many units per cell would give the claim (every cell) ``POWER`` against ``effect``
     (the paper's size where it states one, else the effect measured here), with the largest
-    spread of unit differences measured in any cell (``units_needed``)."""
+    spread of unit differences measured in any cell (``units_needed``): never fewer than a
+    cell's verdict needs, nor fewer than the run has (then it says the run had them)."""
     finite = cells.dropna(subset=["mean"])
     if finite.empty:
         return ""
     target = float(finite["mean"].mean()) if effect is None else effect
+    what = "the paper's effect" if effect is not None else "the effect measured here"
+    if target <= 0:
+        sign = "zero" if target == 0 else "negative"
+        return (
+            f"{what} is {sign} ({target:+.4f}), not in the claimed direction: more units "
+            "would not settle it"
+        )
+    spread, have = _largest_spread(pairs, cell), int(finite["units"].min())
+    needed = units_needed(spread, target, max(len(cells), 1))
+    if needed is None:
+        why = "their differences do not vary" if spread == 0 else "a spread needs 2 per cell"
+        return (
+            f"{what} ({target:+.4f}) is in the claimed direction; the units it would need are "
+            f"not estimable with {have} unit{'' if have == 1 else 's'} per cell ({why}, a "
+            f"verdict {MIN_UNITS})"
+        )
+    against = f"{POWER:.0%} power against {what} ({target:+.4f}) over its {len(cells)} cells"
+    if needed <= have:
+        return (
+            f"this run's {have} units per cell already give this claim {against}: it stays "
+            "undecided where a cell's own effect is smaller than that mean, or by chance"
+        )
+    return f"{needed} units per cell would give this claim {against}"
+
+
+def _largest_spread(pairs: pd.DataFrame, cell: list[str]) -> float:
+    """The largest standard deviation of the unit differences a - b in any cell (NaN where
+    no cell has two finished units)."""
     spreads = []
     for _, group in pairs.groupby(cell, sort=True):
         done = group[~group["a_diverged"] & ~group["b_diverged"]].dropna(subset=["a", "b"])
         if len(done) > 1:
             spreads.append(float((done["a"] - done["b"]).std()))
-    needed = units_needed(max(spreads, default=np.nan), target, max(len(cells), 1))
-    what = "the paper's effect" if effect is not None else "the effect measured here"
-    if needed is None:
-        return "no effect in the claimed direction measured: more units would not settle it"
-    return (
-        f"{needed} units per cell would give this claim {POWER:.0%} power against {what} "
-        f"({target:+.4f}) over its {len(cells)} cells"
-    )
+    return max(spreads, default=np.nan)
 
 
 def equivalence(pairs: pd.DataFrame, cell: list[str], margin: float) -> CellsResult:
@@ -334,6 +363,12 @@ def below_threshold(units: pd.DataFrame, threshold: float) -> pd.DataFrame:
     )
 
 
+def scale(cells: pd.DataFrame) -> dict[str, int]:
+    """What a claim's cells (``compare_cells``) let it decide: its ``cells`` and its
+    ``short_cells``, those with fewer than MIN_UNITS finished units (no verdict there)."""
+    return {"cells": len(cells), "short_cells": int((cells["units"] < MIN_UNITS).sum())}
+
+
 def paired_claim(cid, quote, test, source, pairs, cell, what, names, share=1.0, paper_effect=None):
     """The claim that side a beats side b (``names``) in (``share`` of) the cells of ``pairs``
     (one row per unit), with its effect, uncertainty, units and, where undecided, the units
@@ -350,7 +385,7 @@ def paired_claim(cid, quote, test, source, pairs, cell, what, names, share=1.0, 
         )
     needed = needed_line(cells, pairs, cell, paper_effect) if result.verdict == UNSURE else ""
     return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, units, details,
-                 result.p_value, needed)  # fmt: skip
+                 result.p_value, needed, **scale(cells))  # fmt: skip
 
 
 def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
@@ -368,4 +403,6 @@ def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
         "; ".join(f"{name}: {c.verdict}, {c.details}" for name, c in both),
         max(p_values) if len(p_values) == 2 else None,
         "; ".join(f"{name}: {c.needed}" for name, c in both if c.needed),
+        cells=first.cells + second.cells,
+        short_cells=first.short_cells + second.short_cells,
     )  # fmt: skip

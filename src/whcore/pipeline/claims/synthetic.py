@@ -24,6 +24,7 @@ from .stats import (
     not_better,
     paired,
     paired_claim,
+    scale,
     side,
     skipped,
     unit_means,
@@ -105,10 +106,10 @@ def ens_no_improvement(selected) -> Claim:
     if not np.isfinite(spread) or spread == 0:
         return skipped(cid, quote, source, "the standard network's spread is unknown")
     result = not_better(pairs, ["n", "c"], NO_GAIN_SCALE * float(spread))
-    effect, uncertainty, units = describe_effect(compare_cells(pairs, ["n", "c"]),
-                                                 "test R^2 (EN-S - standard)")  # fmt: skip
+    cells = compare_cells(pairs, ["n", "c"])
+    effect, uncertainty, units = describe_effect(cells, "test R^2 (EN-S - standard)")
     return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, units,
-                 result.line, result.p_value)  # fmt: skip
+                 result.line, result.p_value, **scale(cells))  # fmt: skip
 
 
 def larger_b_better(selected, hashed) -> Claim:
@@ -219,4 +220,4 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
         )
     needed = needed_line(cells, units, ["variant", "level"]) if verdict == UNSURE else ""
     return Claim(SPEED_ID, quote, test, SPEED_SOURCE, verdict, effect, uncertainty, unit_line,
-                 details, p_value, needed)  # fmt: skip
+                 details, p_value, needed, **scale(cells))  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.ticker import EngFormatter
 
-from .style import COLUMN_WIDTH, PAGE_WIDTH, dataset_title, plt
+from .style import COLUMN_WIDTH, PAGE_WIDTH, dataset_title, legend_below, subplots
 
 __all__ = ["ablation_figure", "plot_ablation"]
 
@@ -26,7 +26,7 @@ def plot_ablation(table: pd.DataFrame):
     """One panel per dataset of an ablation table (several tables concatenated)."""
     datasets = list(dict.fromkeys(table["dataset"]))
     width = COLUMN_WIDTH if len(datasets) == 1 else min(PAGE_WIDTH, 2.6 * len(datasets))
-    fig, axes = plt.subplots(1, len(datasets), figsize=(width, 2.3), squeeze=False)
+    fig, axes = subplots(1, len(datasets), figsize=(width, 2.3))
     for ax, dataset in zip(axes[0], datasets):
         rows = table[table["dataset"] == dataset]
         for order, (label, color, marker) in _ORDERS.items():
@@ -64,8 +64,8 @@ def plot_ablation(table: pd.DataFrame):
             size = f"{len(forests)} forests, mean {size}"
         ax.set_title(f"{dataset_title(dataset)}: {size}")
     axes[0][0].set_ylabel("test $R^2$")
-    axes[0][0].legend(frameon=False, loc="lower left")
-    fig.tight_layout()
+    # Below the panels: inside one, the legend would hide the curves where pruning bites.
+    legend_below(fig, axes[0][0], max_columns=1 if len(datasets) == 1 else 2)
     return fig
 
 

@@ -57,7 +57,9 @@ FIGURES: dict[str, Figure] = {
         ["spectrum_epochs"],
         "spectrum",
         "sae_evolution",
-        "Spectral approximation error on the target support and on the whole spectrum.",
+        "Spectral approximation error on the target support and on the whole spectrum: the "
+        "mean over every selected run (draws x data seeds x training seeds) at the figure's "
+        "train size; no error bars.",
     ),
     "fig3_degree_sae_energy": _fig(
         ["spectrum_epochs"],
@@ -70,7 +72,10 @@ FIGURES: dict[str, Figure] = {
         ["synthetic_summary"],
         "synthetic",
         "synthetic_r2",
-        "Test R^2 on high-dimensional sparse synthetic functions vs train size c * 25n.",
+        "Test R^2 on high-dimensional sparse synthetic functions vs train size c * 25n: the "
+        "mean over the selected runs (data seeds x training seeds); error bars, one standard "
+        "error of that mean over runs (the training seeds of a data seed share its data, so "
+        "the bars understate the spread between subsamples).",
     ),
     "fig4b_synthetic_runtime": _fig(
         ["synthetic_curves", "synthetic_selected"],
@@ -83,7 +88,8 @@ FIGURES: dict[str, Figure] = {
         ["real_summary"],
         "real",
         "real_r2",
-        "Test R^2 vs train size on the four real datasets (mean, one standard deviation).",
+        "Test R^2 vs train size on the four real datasets: the mean over the selected runs "
+        "(data seeds x training seeds); error bars, one standard deviation over those runs.",
     ),
     "fig5b_real_runtime": _fig(
         ["real_summary"],
@@ -97,7 +103,8 @@ FIGURES: dict[str, Figure] = {
         "ablation",
         "ablation_figure",
         "Test R^2 of a random forest's exact spectrum as coefficients are removed, by "
-        "degree and by amplitude.",
+        "degree and by amplitude: the mean over the forests (one per seed, each on its own "
+        "split); shaded, their range (lowest to highest).",
     ),
     "fig5d_entacmaea_energy": _fig(
         ["entacmaea_energy"],
@@ -137,7 +144,7 @@ FIGURES: dict[str, Figure] = {
         ["synthetic_summary"],
         "synthetic",
         "synthetic_r2",
-        "Figure 4a for every target draw.",
+        "Figure 4a for every target draw (means and error bars as there).",
         appendix=True,
     ),
     "figA6_synthetic_runtime_all": _fig(
@@ -151,9 +158,9 @@ FIGURES: dict[str, Figure] = {
         ["real_summary"],
         "real",
         "real_r2",
-        "Figure 5a with training times on a log axis (per model; where real.training "
-        "stacks the networks of a job, a network's share of its stack's time, except on "
-        "real.runtime_dataset).",
+        "Figure 5a (means and error bars as there) with training times on a log axis (per "
+        "model; where real.training stacks the networks of a job, a network's share of its "
+        "stack's time, except on real.runtime_dataset).",
         with_times=True,
     ),
     "protocol_spearman": _fig(
@@ -185,16 +192,18 @@ def draw_figure(figure_id: str, tables: dict, settings: dict):
     """Draw one figure from its tables ({name: DataFrame}); returns the matplotlib figure."""
     if figure_id not in FIGURES:
         raise ValueError(f"unknown figure {figure_id!r}; choose one of {sorted(FIGURES)}")
-    from .style import NothingToShow, note_figure
+    from .style import NothingToShow, mark_run, note_figure
 
     fig = FIGURES[figure_id]
     module = importlib.import_module(f"whcore.pipeline.figures.{fig.module}")
     try:
-        return getattr(module, fig.function)(tables, settings, **fig.kwargs)
+        drawn = getattr(module, fig.function)(tables, settings, **fig.kwargs)
     except NothingToShow as reason:
-        return note_figure(str(reason))
+        drawn = note_figure(str(reason))
     except KeyError as err:
         raise ValueError(
             f"figure {figure_id}: needs {err.args[0]!r}, a column of its tables "
             f"({', '.join(fig.tables)}) or a field of the spec's settings"
         ) from None
+    mark_run(drawn, settings.get("run_name"))
+    return drawn

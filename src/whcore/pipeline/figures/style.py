@@ -31,6 +31,7 @@ __all__ = [
     "draw_label",
     "heatmap_grid_width",
     "legend_below",
+    "mark_run",
     "method_color",
     "method_label",
     "panel_title",
@@ -136,25 +137,29 @@ def legend_below(fig, ax, max_columns: int = 6) -> None:
         fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), max_columns))
 
 
+MIN_LOG_LABELS = 3  # two labels leave a reader unsure of a log axis's scale
+
+
 def _log_locator(low: float, high: float):
-    """The locator of a log axis from ``low`` to ``high`` with at least two ticks: powers of
-    ten where the range holds two, else 1-2-5 steps, else every integer multiple, else (a range
-    under a factor of about two) evenly spaced round values."""
+    """The locator of a log axis from ``low`` to ``high`` with at least MIN_LOG_LABELS ticks:
+    powers of ten where the range holds that many, else 1-2-5 steps, else every integer
+    multiple, else (a range under a factor of about three) evenly spaced round values."""
     from matplotlib.ticker import LogLocator, MaxNLocator
 
     decades = 10.0 ** np.arange(np.floor(np.log10(low)), np.ceil(np.log10(high)) + 1)
     for subs in ((1.0,), (1.0, 2.0, 5.0), tuple(float(i) for i in range(1, 10))):
         # counted here: LogLocator itself falls back to dense linear ticks below two
         ticks = np.outer(decades, subs).ravel()
-        if np.sum((ticks >= low * (1 - 1e-9)) & (ticks <= high * (1 + 1e-9))) >= 2:
+        inside = (ticks >= low * (1 - 1e-9)) & (ticks <= high * (1 + 1e-9))
+        if np.sum(inside) >= MIN_LOG_LABELS:
             return LogLocator(base=10, subs=subs, numticks=12)
-    return MaxNLocator(nbins=3)
+    return MaxNLocator(nbins=4, min_n_ticks=MIN_LOG_LABELS)
 
 
 def readable_log_axes(fig) -> None:
-    """Label every log axis of ``fig`` at two or more values, whatever its range (the default
-    labels powers of ten only: one label, or none, on a range under a decade). Call it once
-    everything is plotted: it reads the axes' final limits."""
+    """Label every log axis of ``fig`` at MIN_LOG_LABELS values or more, whatever its range
+    (the default labels powers of ten only: one label, or none, on a range under a decade).
+    Call it once everything is plotted: it reads the axes' final limits."""
     from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
 
     for ax in fig.axes:
@@ -223,6 +228,25 @@ def note_figure(message: str):
     axes[0, 0].axis("off")
     axes[0, 0].text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=8)
     return fig
+
+
+PAPER_RUN = "paper"  # config/config.yaml's run_name: the paper's full grid
+
+
+def mark_run(fig, run: str | None) -> None:
+    """Label a figure that a run other than the paper's made, above its top right corner: a
+    PNG shared alone must not pass for the paper's figure."""
+    if run is None or run == PAPER_RUN:
+        return
+    fig.text(
+        1.0,
+        1.0,
+        f"run '{run}': not the paper's configuration, nor its numbers",
+        ha="right",
+        va="bottom",
+        fontsize=6,
+        color="#b2182b",
+    )
 
 
 def save_figure(fig, path: str | Path, provenance: dict | None = None) -> list[Path]:

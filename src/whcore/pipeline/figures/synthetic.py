@@ -41,6 +41,8 @@ def synthetic_r2(tables: dict, settings: dict, appendix: bool = False):
                     lw=1,
                     capsize=2,
                 )
+            cs = sorted(part["c"].unique())  # ticks at the grid's c only: c is an integer
+            ax.set_xticks(cs, [f"{c:g}" for c in cs])
             ax.set_title(f"n = {n}" + (f", {draw_label(draw)}" if appendix else ""))
             ax.set_xlabel("c (train size = c · 25n)" if r == len(draws) - 1 else "")
             ax.set_ylabel("test $R^2$" if c == 0 else "")

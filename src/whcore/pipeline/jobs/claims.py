@@ -41,7 +41,7 @@ class ClaimsSpec(JobSpec):
 
         claims = evaluate_claims(tables, self.settings)
         with outputs.file(self.outputs["md"]) as md, outputs.file(self.outputs["json"]) as js:
-            write_claims(claims, md, js)
+            write_claims(claims, md, js, self.settings)
         for claim in claims:
             print(f"{claim.verdict:>14}  {claim.id}")
 
