@@ -4,10 +4,11 @@
 import os
 import re
 import sys
+import time
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
-from whcore.data.download import mirror_warning
+from whcore.data.download import mirror_warning, missing_raw_lines
 from whcore.pipeline.config import ConfigError, protocol_datasets, user_datasets
 from whcore.pipeline.contract import load_contract
 from whcore.pipeline.jobs.aggregate import ROLES as AGGREGATE_ROLES
@@ -107,6 +108,24 @@ def settle_slurm_orphans():
         say("Restarting, to plan from what they made.")
         slurm.restart(workflow)
     slurm.record_orphan_outputs(workflow, log=say)
+
+
+# A download log written after this moment tells a download that failed in this run.
+PLANNED_AT = time.time()
+
+
+def report_missing_raw_files():
+    """After a failed run: one line on stderr for every raw file of the run that is missing,
+    with the fix, when a download of this run failed (whcore.data.download.missing_raw_lines).
+    """
+    fetchers = {rules.download.rule.name, rules.download_user.rule.name}
+    downloads = [
+        (job.wildcards.dataset, job.output[0], job.log[0])
+        for job in workflow.dag.jobs
+        if job.rule.name in fetchers
+    ]
+    for line in missing_raw_lines(downloads, PLANNED_AT, config["data_mirror"] or None):
+        print(line, file=sys.stderr)
 
 
 def minutes_per_attempt(minutes):
