@@ -215,6 +215,14 @@ AGGREGATE_SHELL = (
 )
 
 
+def describe_rule(name, text):
+    """Set the `--list-rules` line of the rule defined as ``name`` (a rule's docstring must be
+    a plain string: an f-string there does not parse on Python 3.12 and later). `rules` knows
+    a rule by the name it was defined with, also where the workflow is used as a module whose
+    rules are renamed (`use rule * from whcore as whcore_*`)."""
+    getattr(rules, name).rule.docstring = text
+
+
 def figure_stem(figure_id):
     return LAYOUT.figure_stem(figure_id)
 
