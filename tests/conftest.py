@@ -62,8 +62,8 @@ def data_mirror() -> Path:
     mirror = _find_mirror()
     if mirror is None or not mirror.is_dir():
         pytest.skip(
-            "no raw-data mirror: set WHCORE_DATA_MIRROR to a folder laid out like "
-            "shared/datasets/raw (<dataset>/<file>)"
+            "no raw-data mirror: set WHCORE_DATA_MIRROR to a folder holding the raw files as "
+            "<folder>/<dataset>/<file> (docs/datasets.md lists them)"
         )
     return mirror
 

@@ -427,3 +427,20 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert "results/tiny: made by another configuration" in capsys.readouterr().err
     assert (work / target).exists() and (work / "results/tiny/configuration.json").exists()
     assert all((work / "results/tiny" / name).exists() for name in own)
+
+
+def test_a_run_folder_no_job_wrote_to_is_taken_by_the_next_configuration(tmp_path):
+    """A run that failed before any job wrote an output (a bad row at binarization) left only
+    its record: the corrected configuration runs there without --config replace_run=True."""
+    from whcore.pipeline.runrecord import RunConflictError, claim_run, recorded_maker
+
+    first, second = (yaml.safe_load(TINY.read_text()) for _ in range(2))
+    second["spectrum"]["draws"] = 1
+    root = tmp_path / "results/tiny"
+    claim_run(root, first, "first.yaml")
+    (root / "runs").mkdir()  # a folder Snakemake made for a job that failed
+    claim_run(root, second, "second.yaml")
+    assert recorded_maker(root)[1] == "second.yaml"
+    (root / "runs/draw0.parquet").write_bytes(b"an output")
+    with pytest.raises(RunConflictError, match="made by another configuration"):
+        claim_run(root, first, "first.yaml")

@@ -94,6 +94,30 @@ def test_download_rule_failure_lists_every_place_tried(
     assert list((work / "resources/raw/entacmaea").glob(".*.tmp")) == []
 
 
+def test_offline_the_console_names_every_missing_raw_file_and_the_fix(tmp_path, snakemake):
+    """The first failed download stops the run; every raw file it still lacks is one line on
+    the console with the fix, the mirror named as the config and the environment name it."""
+    gb1 = f"resources/raw/gb1/{REGISTRY['gb1'].file}"
+    work = tmp_path / "work"
+    args = (TARGET, gb1, "--cores", "1", "--configfile", str(TINY))
+    result = snakemake(*args, workdir=work, env=no_mirror_env("http://127.0.0.1:9"), check=False)
+    assert result.returncode != 0
+    lines = [x for x in result.stdout.splitlines() if x.startswith("error: ")]
+    assert sorted(x.split(": ")[1] for x in lines) == ["entacmaea", "gb1"], result.stdout
+    failed, untried = lines
+    assert "(its download failed: logs/download/" in failed
+    assert "(not tried: the run stopped at a failed download)" in untried
+    for line in lines:
+        name = line.split(": ")[1]
+        assert (
+            f"Fix: connect to the network, or put the file into a folder as <folder>/{name}/"
+            in line
+        )
+        assert line.endswith(
+            "set data_mirror: <folder> in the config (or WHCORE_DATA_MIRROR=<folder>)"
+        )
+
+
 def test_a_server_that_never_answers_times_out(tmp_path, monkeypatch):
     import socket
 

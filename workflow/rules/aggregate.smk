@@ -30,8 +30,7 @@ for experiment, summary in AGGREGATIONS.items():
         shell:
             AGGREGATE_SHELL
 
-    # A rule's docstring must be a plain string (see figures.smk).
-    workflow.get_rule(f"aggregate_{experiment}").docstring = summary
+    describe_rule(f"aggregate_{experiment}", summary)
 
 
 rule bundle:

@@ -4,10 +4,11 @@
 import os
 import re
 import sys
+import time
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
-from whcore.data.download import mirror_warning
+from whcore.data.download import mirror_warning, missing_raw_lines
 from whcore.pipeline.config import ConfigError, protocol_datasets, user_datasets
 from whcore.pipeline.contract import load_contract
 from whcore.pipeline.jobs.aggregate import ROLES as AGGREGATE_ROLES
@@ -109,6 +110,24 @@ def settle_slurm_orphans():
     slurm.record_orphan_outputs(workflow, log=say)
 
 
+# A download log written after this moment tells a download that failed in this run.
+PLANNED_AT = time.time()
+
+
+def report_missing_raw_files():
+    """After a failed run: one line on stderr for every raw file of the run that is missing,
+    with the fix, when a download of this run failed (whcore.data.download.missing_raw_lines).
+    """
+    fetchers = {rules.download.rule.name, rules.download_user.rule.name}
+    downloads = [
+        (job.wildcards.dataset, job.output[0], job.log[0])
+        for job in workflow.dag.jobs
+        if job.rule.name in fetchers
+    ]
+    for line in missing_raw_lines(downloads, PLANNED_AT, config["data_mirror"] or None):
+        print(line, file=sys.stderr)
+
+
 def minutes_per_attempt(minutes):
     """A runtime request (SLURM's time limit) that grows with each retry: a job stopped at its
     time limit asks for twice the time on its second attempt, three times on its third.
@@ -194,6 +213,14 @@ AGGREGATE_SHELL = (
     + " ".join(f"--{role} {{input.{role}:q}}" for role in AGGREGATE_ROLES)
     + " > {log:q} 2>&1"
 )
+
+
+def describe_rule(name, text):
+    """Set the `--list-rules` line of the rule defined as ``name`` (a rule's docstring must be
+    a plain string: an f-string there does not parse on Python 3.12 and later). `rules` knows
+    a rule by the name it was defined with, also where the workflow is used as a module whose
+    rules are renamed (`use rule * from whcore as whcore_*`)."""
+    getattr(rules, name).rule.docstring = text
 
 
 def figure_stem(figure_id):

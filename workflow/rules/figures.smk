@@ -31,6 +31,5 @@ for figure_id in CONTRACT.figures():
         shell:
             "whcore figure --spec {params.spec:q} --tables {input.tables:q} > {log:q} 2>&1"
 
-    # `snakemake --list-rules` shows each figure's caption (a rule's docstring must be a plain
-    # string: an f-string there does not parse on Python 3.12 and later).
-    workflow.get_rule(figure_id).docstring = figure_summary(figure_id)
+    # `snakemake --list-rules` shows each figure's caption.
+    describe_rule(figure_id, figure_summary(figure_id))

@@ -3,7 +3,8 @@
 Nothing is kept unless its sha256 matches: every copy or download goes to a temporary file
 beside the target (``whcore.core.io.atomic_path``) and is renamed only after the digest checks out.
 When every source fails, one error lists each place tried and why (not found, offline, HTTP
-status, checksum mismatch with both digests).
+status, checksum mismatch with both digests). After a workflow run whose download failed,
+``missing_raw_lines`` names every raw file the run still lacks and the fix, one line each.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "ChecksumError",
     "fetch",
     "mirror_warning",
+    "missing_raw_lines",
     "resolve_mirror",
     "sha256_of",
 ]
@@ -183,3 +185,33 @@ def fetch(
     raise DownloadError(
         f"could not obtain {file_name} (sha256 {sha256}) as {out}; tried:\n{tried}\nFix: {fix}."
     )
+
+
+def missing_raw_lines(downloads, started: float, mirror: str | Path | None = None) -> list[str]:
+    """After a failed workflow run: one line for each raw file of ``downloads`` (the dataset,
+    raw file and log of each of its download jobs) that is missing, with the fix, if one of
+    their downloads failed since ``started`` (its log written since); else none (the run
+    failed elsewhere). ``mirror``: the config's data_mirror (else ``WHCORE_DATA_MIRROR``)."""
+    missing = [
+        (name, Path(raw), Path(log)) for name, raw, log in downloads if not Path(raw).exists()
+    ]
+    failed = {log for _, _, log in missing if log.is_file() and log.stat().st_mtime >= started}
+    if not failed:
+        return []
+    folder = resolve_mirror(mirror)
+    lines = []
+    for name, raw, log in sorted(missing, key=lambda m: (m[2] not in failed, m[0])):
+        why = (
+            f"its download failed: {log}"
+            if log in failed
+            else "not tried: the run stopped at a failed download"
+        )
+        place = f"{folder or '<folder>'}/{name}/{raw.name}"
+        fix = (
+            f"put the file into the data mirror as {place}, or connect to the network"
+            if folder
+            else f"connect to the network, or put the file into a folder as {place} and set "
+            f"data_mirror: <folder> in the config (or {MIRROR_ENV}=<folder>)"
+        )
+        lines.append(f"error: {name}: no raw file {raw} ({why}). Fix: {fix}")
+    return lines

@@ -6,7 +6,9 @@ from. An executing Snakemake of another configuration under the same ``run_name`
 start, naming both, unless it is asked to replace the run (``--config replace_run=True``); the
 outputs no job of the new configuration writes stay where they are, never read into its tables
 (the aggregations read the contract's inputs), and ``whcore spec CONFIG --stale``, given the
-configuration the run records, lists them (``--remove`` deletes those this project wrote).
+configuration the run records, lists them (``--remove`` deletes those this project wrote). A
+run folder that holds no file but its record (its run failed before any job wrote an output)
+has nothing to protect: any configuration takes it.
 """
 
 from __future__ import annotations
@@ -73,15 +75,22 @@ def recorded_maker(root: str | Path) -> tuple[str, str] | None:
         return "unreadable", f"unknown ({path} is unreadable)"
 
 
+def _holds_outputs(root: str | Path) -> bool:
+    """Whether ``root`` holds a file other than its record (an output of some job)."""
+    record = _record(root)
+    return any(path.is_file() and path != record for path in Path(root).rglob("*"))
+
+
 def run_conflict(root: str | Path, config: dict, source: str) -> str | None:
-    """None when ``root`` (results/<run>) is new, unrecorded or made by this configuration;
-    else the one line that says which configuration made it and how to go on."""
+    """None when ``root`` (results/<run>) is new, unrecorded, made by this configuration or
+    holds nothing but its record; else the one line that says which configuration made it and
+    how to go on."""
     maker = recorded_maker(root)
     if maker is None:
         return None
     digest, theirs = maker
     mine = config_digest(config)
-    if digest == mine:
+    if digest == mine or not _holds_outputs(root):
         return None
     run = config["run_name"]
     return (
@@ -100,7 +109,8 @@ def claim_run(root: str | Path, config: dict, source: str) -> None:
     if conflict and not config.get("replace_run"):
         raise RunConflictError(conflict)
     path = _record(root)
-    if conflict or not path.is_file():
+    maker = recorded_maker(root)
+    if maker is None or maker[0] != config_digest(config):
         payload = {
             "digest": config_digest(config),
             "source": source,
