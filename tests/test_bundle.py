@@ -127,18 +127,20 @@ def test_a_crate_naming_an_output_missing_from_the_zip_fails(crate, tmp_path):
 
 @pytest.fixture(scope="module")
 def alone(crate, tmp_path_factory) -> Path:
-    """A folder holding only the crate, where `whcore render --tex` ran with no data mirror and
-    no Snakemake loaded: the crate, out/ and claims.tex."""
+    """A folder holding only the crate, where `whcore render <crate> --tex` ran with no data
+    mirror and no Snakemake loaded, from an empty folder `here` (a checkout, say) and with no
+    --out: the crate, here/ and what render wrote beside the crate by default."""
     alone = tmp_path_factory.mktemp("alone")
     shutil.copy(crate, alone / crate.name)
+    (alone / "here").mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("WHCORE_")}
     code = (
         "import sys; from whcore.command import main; rc = main(sys.argv[1:]); "
         "assert 'snakemake' not in sys.modules; sys.exit(rc)"
     )
     subprocess.run(
-        [sys.executable, "-c", code, "render", crate.name, "--out", "out", "--tex", "claims.tex"],
-        cwd=alone,
+        [sys.executable, "-c", code, "render", f"../{crate.name}", "--tex"],
+        cwd=alone / "here",
         env=env,
         check=True,
         capture_output=True,
@@ -149,7 +151,7 @@ def alone(crate, tmp_path_factory) -> Path:
 def test_render_rebuilds_the_figures_and_claims_from_the_crate_alone(tiny_run, crate, alone):
     from matplotlib.image import imread
 
-    out, run = alone / "out", tiny_run / RUN
+    out, run = alone / "tiny-rendered", tiny_run / RUN
     assert (out / "claims.json").read_text() == (run / "claims.json").read_text()
     assert (out / "claims.md").read_text() == (run / "claims.md").read_text()
     assert (out / "provenance.tsv").read_text() == (run / "provenance.tsv").read_text()
@@ -157,12 +159,14 @@ def test_render_rebuilds_the_figures_and_claims_from_the_crate_alone(tiny_run, c
     assert drawn == sorted(p.name for p in (run / "figures").iterdir())
     for png in (run / "figures").glob("*.png"):
         assert (imread(out / "figures" / png.name) == imread(png)).all(), png.name
-    assert sorted(p.name for p in alone.iterdir()) == sorted([crate.name, "out", "claims.tex"])
+    # beside the crate, not in the folder it ran from (a checkout would have untracked files)
+    assert sorted(p.name for p in alone.iterdir()) == sorted([crate.name, "here", out.name])
+    assert not list((alone / "here").iterdir())
 
 
 def test_render_writes_the_claims_tex_macros(tiny_run, alone):
     claims = json.loads((tiny_run / RUN / "claims.json").read_text())
-    check_macros(claims, parse_macros((alone / "claims.tex").read_text()))
+    check_macros(claims, parse_macros((alone / "tiny-rendered" / "claims.tex").read_text()))
     assert {c["verdict"] for c in claims} > {"not evaluated"}  # the tiny run tests some claims
 
 

@@ -115,6 +115,20 @@ def test_bad_sigma():
         hashwh_penalty(lambda x: x, sample_sigma(4, 2))
 
 
+def test_a_transposed_sigma_or_swapped_sizes_are_named():
+    """A (b, n) matrix where (n, b) is expected says how to turn it; so does sample_sigma(b, n)."""
+    from whcore.core.models import MLP
+
+    sigma = sample_sigma(12, 6, torch.Generator().manual_seed(0))
+    with pytest.raises(
+        ValueError, match=r"sigma has shape \(6, 12\): is it \(b, n\)\? .*sigma\.T$"
+    ):
+        hashwh_penalty(MLP(12, 2, seeds=0), sigma.T)
+    assert hashwh_penalty(MLP(12, 2, seeds=0), sigma).shape == ()
+    with pytest.raises(ValueError, match=r"b = 12 exceeds .* n = 6; .*sample_sigma\(n, b\)\)$"):
+        sample_sigma(6, 12)
+
+
 @pytest.mark.parametrize(
     ("generator", "named"), [(0, "got int;"), ("numpy", "got numpy.random.Generator;")]
 )
@@ -144,8 +158,13 @@ def test_a_batch_of_sigmas_must_hold_one_per_member_of_a_stacked_model():
     net = MLP(6, 2, seeds=[0, 1])
     sigmas = sample_sigma(6, 3, torch.Generator().manual_seed(0), batch_shape=(3,))
     for wrong in (sigmas, sigmas[0], sigmas[None, :2]):
-        with pytest.raises(ValueError, match=r"a model of 2 member\(s\); .* shape \(2, n, b\)$"):
+        with pytest.raises(
+            ValueError,
+            match=r"2 stacked members; .*sample_sigma\(n, b, generator, batch_shape=\(2,\)\)$",
+        ):
             hashwh_penalty(net, wrong)
+    with pytest.raises(ValueError, match=r"a model of one member; pass one \(n, b\) matrix$"):
+        hashwh_penalty(MLP(6, 2, seeds=0), sigmas)
     assert hashwh_penalty(net, sigmas[:2]).shape == (2,)  # one per member
     assert hashwh_penalty(MLP(6, 2, seeds=0), sigmas[0]).shape == ()
     with pytest.raises(ValueError, match=r"^expected inputs of shape \(N, 6\) or \(2, N, 6\)"):

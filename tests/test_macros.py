@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -122,3 +123,66 @@ def test_the_faithful_claims_macros_state_the_faithful_claims():
     faithful = REPO / "docs" / "faithful"
     claims = json.loads((faithful / "claims.json").read_text())
     check_macros(claims, parse_macros((faithful / "claims.tex").read_text()))
+
+
+# --- from a crate, and beside it --------------------------------------------------------------
+
+
+def claims_crate(path, claims: bytes, described: bytes | None = None):
+    """A crate holding only ``claims`` as claims.json, its metadata describing ``described``
+    (default: the same bytes) by sha256 and size, as `whcore bundle` describes its members."""
+    import io
+    import zipfile
+
+    from whcore.pipeline.crate_open import METADATA, stream_facts
+
+    facts = stream_facts(io.BytesIO(claims if described is None else described))
+    graph = [{"@id": "./", "name": "whcore run tiny"}, {"@id": "claims.json", **facts}]
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(METADATA, json.dumps({"@graph": graph}))
+        archive.writestr("claims.json", claims)
+    return path
+
+
+def test_macros_read_a_crates_checked_claims_without_rendering(tmp_path, capsys):
+    from conftest import REPO
+
+    from whcore.command import main
+
+    faithful = REPO / "docs" / "faithful"
+    crate = claims_crate(tmp_path / "run.crate.zip", (faithful / "claims.json").read_bytes())
+    assert main(["macros", str(crate), str(tmp_path / "claims.tex")]) == 0
+    assert (tmp_path / "claims.tex").read_text() == (faithful / "claims.tex").read_text()
+    edited = claims_crate(tmp_path / "edited.crate.zip", b"[]", described=b"[ ]")
+    assert main(["macros", str(edited), str(tmp_path / "edited.tex")]) == 2
+    assert "claims.json differs from its sha256" in capsys.readouterr().err
+    assert not (tmp_path / "edited.tex").exists()
+
+
+def test_render_writes_beside_the_crate_and_its_tex_from_what_it_rendered(tmp_path, monkeypatch):
+    """With no --out, `render` writes <run>-rendered beside the crate, not into the folder it
+    runs from (a checkout); a bare --tex writes <out>/claims.tex from the claims.json it just
+    rendered, rendering once."""
+    from conftest import REPO
+
+    from whcore.command import main
+    from whcore.pipeline import crate_render
+
+    renders = []
+
+    def render(crate, out, log):  # what render writes that --tex reads; the rest is test_bundle's
+        renders.append(Path(out))
+        Path(out).mkdir(parents=True)
+        (Path(out) / "claims.json").write_bytes((REPO / "docs/faithful/claims.json").read_bytes())
+        return [Path(out) / "claims.json"]
+
+    monkeypatch.setattr(crate_render, "render", render)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    assert main(["render", "../runs/quick.crate.zip", "--tex"]) == 0
+    assert renders == [Path("../runs/quick-rendered")]
+    assert (tmp_path / "runs/quick-rendered/claims.tex").read_text() == (
+        REPO / "docs/faithful/claims.tex"
+    ).read_text()
+    assert not list((tmp_path / "here").iterdir())

@@ -44,6 +44,13 @@ def test_training_reduces_validation_mse():
     assert (records["reg_time"][1:] > 0).all()
 
 
+@pytest.mark.parametrize("seeds", [0, 3, np.int64(3)])
+def test_seeds_given_as_one_int_are_refused_naming_both_readings(seeds):
+    """seeds=3 reads as seed 3 or as three seeds (seeds=0 as none): one line names the fix."""
+    with pytest.raises(TypeError, match=rf"got the int {seeds}; pass \[{seeds}\] .*range\(k\)"):
+        train(sparse_data(n=6), "standard", {}, seeds, TrainConfig(**FAST))
+
+
 @pytest.mark.parametrize(
     "method,params", [("standard", {}), ("hashwh", {"lam": 0.1, "b": 4}), ("fullwh", {"lam": 0.1})]
 )

@@ -41,8 +41,9 @@ def sample_sigma(
     device=None,
     batch_shape: tuple[int, ...] = (),
 ) -> torch.Tensor:
-    """A uniform hashing matrix in {0,1}^{n x b} (i.i.d. Bernoulli(1/2)) as uint8."""
-    _check_dims(n, b)
+    """A uniform hashing matrix in {0,1}^{n x b} (i.i.d. Bernoulli(1/2)) as uint8; with
+    ``batch_shape`` a stack of them, e.g. ``(S,)`` for the S members of a stacked ``MLP``."""
+    _check_dims(n, b, fix="choose b <= n (the order is sample_sigma(n, b))")
     if generator is not None:
         if not isinstance(generator, torch.Generator):
             raise TypeError(
@@ -63,13 +64,11 @@ def _type_name(value) -> str:
     return ".".join([*module, kind.__qualname__]) if module != ["builtins"] else kind.__qualname__
 
 
-def _check_dims(n: int, b: int) -> None:
+def _check_dims(n: int, b: int, fix: str) -> None:
     if b < 1:
         raise ValueError(f"the hash size b must be >= 1, got b = {b}")
     if b > n:
-        raise ValueError(
-            f"the hash size b = {b} exceeds the input dimension n = {n}; choose b <= n"
-        )
+        raise ValueError(f"the hash size b = {b} exceeds the input dimension n = {n}; {fix}")
 
 
 def hashed_inputs(sigma: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
@@ -82,7 +81,12 @@ def hashed_inputs(sigma: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
     if sigma.dim() < 2:
         raise ValueError(f"sigma must have shape (..., n, b), got {tuple(sigma.shape)}")
     n, b = sigma.shape[-2], sigma.shape[-1]
-    _check_dims(n, b)
+    # A hashing matrix never has more columns than rows: such a sigma is the transpose of one.
+    _check_dims(
+        n,
+        b,
+        fix=f"sigma has shape {tuple(sigma.shape)}: is it (b, n)? it must be (n, b): pass sigma.T",
+    )
     check_binary(sigma, "sigma")
     points = torch.zeros(*sigma.shape[:-2], 2**b, n, dtype=torch.uint8, device=sigma.device)
     columns = sigma.to(torch.uint8).transpose(-1, -2).contiguous()  # (..., b, n)
@@ -157,10 +161,15 @@ def _check_members(f, sigma: torch.Tensor) -> None:
     batch = tuple(sigma.shape[:-2])
     if members is None or batch == (members,) or (members == 1 and batch == ()):
         return
-    need = "(n, b)" if members == 1 else f"({members}, n, b)"
+    if members == 1:
+        raise ValueError(
+            f"sigma of shape {tuple(sigma.shape)} does not fit a model of one member; "
+            "pass one (n, b) matrix"
+        )
     raise ValueError(
-        f"sigma of shape {tuple(sigma.shape)} does not fit a model of {members} member(s); "
-        f"pass one (n, b) matrix per member: shape {need}"
+        f"sigma of shape {tuple(sigma.shape)} does not fit a model of {members} stacked "
+        f"members; pass one (n, b) matrix per member, shape ({members}, n, b): "
+        f"sample_sigma(n, b, generator, batch_shape=({members},))"
     )
 
 

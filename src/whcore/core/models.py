@@ -31,8 +31,9 @@ GPU_CHUNK_ROWS = 16384
 class MLP(nn.Module):
     """Stacked LeakyReLU MLPs with Xavier-uniform weights and PyTorch's default bias init.
 
-    ``seeds``: an int (one member), a list of ints (one member per seed) or None (one member
-    drawn from the global RNG).
+    ``seeds``: a list of ints, one member per seed (``[0]``: one network, initialized from
+    seed 0); an int s is ``[s]`` (one member from seed s, not s members); None: one member
+    drawn from the global RNG.
     """
 
     def __init__(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -209,6 +210,12 @@ def train_grid(
     With ``config.vectorize`` every network forms one stacked model; otherwise they are trained
     one after another (so that per-epoch times are those of a single model, as in the paper).
     """
+    # seeds=3 could mean seed 3 or three seeds (and seeds=0 no seeds): neither is guessed
+    if isinstance(seeds, numbers.Integral):
+        raise TypeError(
+            f"seeds must be a list of seeds, one network each, got the int {seeds}; pass "
+            f"[{seeds}] for one network from seed {seeds}, or range(k) for k networks"
+        )
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("at least one training seed is needed")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from .. import __version__
 from ..data import datasets
@@ -87,26 +88,41 @@ def _cmd_bundle(args) -> None:
     print(f"wrote {path}: {path.stat().st_size / 1e6:.1f} MB")
 
 
-def _cmd_render(args) -> None:
-    from .crate_render import render
+TEX_IN_OUT = "<out>/claims.tex"  # what a bare `render --tex` writes
 
-    out = args.out or "rendered"
-    if args.tex:  # refused before the rendering, not after (write_macros checks it again)
-        check_replaceable(args.tex, fix="write the macros to a file of their own (claims.tex)")
+
+def _cmd_render(args) -> None:
+    from .crate_render import render, rendered_folder
+
+    out = Path(args.out) if args.out else rendered_folder(args.crate)
+    tex = out / "claims.tex" if args.tex == TEX_IN_OUT else args.tex
+    if tex:  # refused before the rendering, not after (write_macros checks it again)
+        check_replaceable(tex, fix="write the macros to a file of their own (claims.tex)")
     written = render(args.crate, out, log=lambda msg: None)
     print(f"wrote {len(written)} file(s) under {out}")
-    if args.tex:
-        _write_macros(os.path.join(out, "claims.json"), args.tex)
+    if tex:  # from the claims just rendered: nothing is drawn twice
+        _write_macros(out / "claims.json", tex)
 
 
-def _write_macros(claims_json: str, tex: str) -> None:
+def _write_macros(claims_json: str | Path, tex: str | Path) -> None:
     from .claims.macros import write_macros
 
     print(f"wrote {write_macros(claims_json, tex)}")
 
 
 def _cmd_macros(args) -> None:
-    _write_macros(args.claims, args.tex)
+    import tempfile
+    import zipfile
+
+    if not zipfile.is_zipfile(args.claims):
+        _write_macros(args.claims, args.tex)
+        return
+    from .crate_open import open_crate
+
+    # A crate is read, not rendered: its claims.json, checked against the crate's sha256.
+    check_replaceable(args.tex, fix="write the macros to a file of their own (claims.tex)")
+    with tempfile.TemporaryDirectory() as tmp:
+        _write_macros(open_crate(args.claims, tmp).member("claims.json"), args.tex)
 
 
 def _add_bundle_commands(sub) -> None:
@@ -136,14 +152,25 @@ def _add_bundle_commands(sub) -> None:
         "render", help="redraw every figure and the claims report from a run's crate alone"
     )
     p.add_argument("crate", help="a crate from `whcore bundle` (<run>.crate.zip)")
-    p.add_argument("--out", help="the folder to write into (default: rendered)")
-    p.add_argument("--tex", help="also write the claims' TeX macros to this file (as `macros`)")
+    p.add_argument(
+        "--out", help="the folder to write into (default: <run>-rendered beside the crate)"
+    )
+    p.add_argument(
+        "--tex",
+        nargs="?",
+        const=TEX_IN_OUT,
+        help=f"also write the claims' TeX macros (as `macros`) to this file (alone: {TEX_IN_OUT})",
+    )
     p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser(
         "macros", help="a run's claims as TeX macros (\\claim<Id><Field>) for a manuscript"
     )
-    p.add_argument("claims", help="a claims.json (results/<run>/, a render's, docs/faithful/)")
+    p.add_argument(
+        "claims",
+        help="a claims.json (results/<run>/, a render's, docs/faithful/) or a run's crate "
+        "(<run>.crate.zip: its claims.json, checked, nothing rendered)",
+    )
     p.add_argument("tex", help="the .tex file to write, e.g. claims.tex")
     p.set_defaults(func=_cmd_macros)
 

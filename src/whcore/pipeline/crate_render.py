@@ -29,11 +29,20 @@ from .jobs.writer import Outputs
 from .layout import Layout
 from .runrecord import RECORD
 
-__all__ = ["RENDERERS", "CrateError", "render"]
+__all__ = ["RENDERERS", "CrateError", "render", "rendered_folder"]
 
 # The kinds of job that `render` redraws, each by its spec's own run function.
 RENDERERS = {spec.KIND: spec for spec in (FigureSpec, EpistasisFigureSpec, ClaimsSpec)}
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def rendered_folder(crate: str | Path) -> Path:
+    """Where ``render`` writes by default: ``<run>-rendered`` beside the crate
+    (``results/quick/quick.crate.zip`` -> ``results/quick/quick-rendered``), not the working
+    directory, which may be a checkout."""
+    crate = Path(crate)
+    run = crate.name.removesuffix(".zip").removesuffix(".crate")
+    return crate.with_name(f"{run}-rendered")
 
 
 def render(crate: str | Path, out: str | Path, log=print) -> list[Path]:
