@@ -20,7 +20,6 @@ from whcore.pipeline.jobs.figure import FigureSpec
 from whcore.pipeline.jobs.target import TargetSpec
 from whcore.pipeline.jobs.train import training_defaults
 from whcore.pipeline.layout import Layout
-from whcore.pipeline.runrecord import config_digest
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / ".test" / "config.yaml"
@@ -106,14 +105,13 @@ def test_a_spec_holds_what_determines_the_result_only():
     }
 
 
-def test_the_claims_report_names_the_configuration_that_the_run_records():
-    tiny = contract()
-    jobs = list(tiny.jobs.values())
+def test_the_claims_report_names_its_run_and_no_digest_of_the_configuration():
+    """The report names its run (whose record names the configuration); a digest of the whole
+    configuration in its spec would rerun it on a setting that changes no result."""
+    jobs = list(contract().jobs.values())
     claims = next(job for job in jobs if job.kind == "claims")
-    assert claims.spec.settings["configuration"] == config_digest(tiny.config)[:12]
     assert claims.spec.settings["run_name"] == "tiny"
-    # Figures do not print it: a setting they do not draw leaves their specs alone.
-    assert all("configuration" not in job.spec.settings for job in jobs if job.kind == "figure")
+    assert all("configuration" not in getattr(job.spec, "settings", {}) for job in jobs)
 
 
 def test_networks_and_baselines_read_the_same_split():

@@ -79,9 +79,9 @@ def test_readme_configuration_runs_proteingyms_protocol_on_the_files_folds(tmp_p
     config = readme_config()
     name = next(iter(config["real"]["datasets"]))
     entry = config["real"]["datasets"][name]
-    assert entry["protocol"] == "proteingym" and entry["folds"] == [
-        "fold_random_5", "fold_modulo_5", "fold_contiguous_5"
-    ]  # fmt: skip
+    assert entry["protocol"] == "proteingym" and entry["folds"] == ["fold_random_5"]
+    # The README's comment: a table whose file has the single-mutant schemes' columns adds them.
+    entry["folds"] += ["fold_modulo_5", "fold_contiguous_5"]
     path = write_proteingym(tmp_path / entry["file"], planted_landscape(WILD, MUTANT, PLANTED))
     table = pd.read_csv(path, keep_default_na=False)
     rng = np.random.default_rng(0)

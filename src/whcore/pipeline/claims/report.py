@@ -102,18 +102,16 @@ def _summary_table(claims: list[Claim]) -> list[str]:
 
 
 def _made_by(settings: dict) -> list[str]:
-    """The run the report checks, and the configuration that made it (its digest, which the
-    run folder's record pairs with the configuration's file)."""
+    """The run the report checks, and where the configuration that made it is recorded (the
+    report's spec holds no digest of it: a setting that changes no result must not rerun it)."""
     run = settings.get("run_name")
     if run is None:
         return []
-    line = f"Run `{run}` (results/{run}/)"
-    if settings.get("configuration"):
-        line += (
-            f", made by the configuration of digest {settings['configuration']} "
-            f"(results/{run}/configuration.json names its file)"
-        )
-    return [line + ".", ""]
+    return [
+        f"Run `{run}` (results/{run}/), made by the configuration that "
+        f"results/{run}/configuration.json names (its file and digest).",
+        "",
+    ]
 
 
 def _what_scale_decides(claims: list[Claim]) -> list[str]:

@@ -8,7 +8,6 @@ from ..figures.registry import FIGURES
 from ..jobs.aggregate import TABLES, AggregateSpec
 from ..jobs.claims import ClaimsSpec
 from ..jobs.figure import FigureSpec
-from ..runrecord import config_digest
 from .base import Plan
 
 __all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_FIGURES", "add_reports", "aggregate_inputs"]
@@ -102,9 +101,6 @@ def add_reports(plan: Plan) -> None:
         "json": plan.layout.claims_json,
         "provenance": plan.layout.provenance,
     }
-    # The claims report names the configuration it checks (figures need not: their specs
-    # stay the same when a setting they do not draw changes).
-    settings = {**settings, "configuration": config_digest(plan.config)[:12]}
     if plan.own_data_only():
         settings = {**settings, "report": "own_data"}
     claims = {"outputs": outputs, "settings": settings}
