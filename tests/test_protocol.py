@@ -1,5 +1,5 @@
 """ProteinGym's supervised protocol (whcore.pipeline.protocol): fold columns respected
-exactly, folds computed as documented, Spearman against scipy, fold means and standard
+exactly, folds computed as ProteinGym defines them (against a slow reference), Spearman against scipy, fold means and standard
 errors against a slow loop."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from whcore.data.folds import keep_singles
 from whcore.pipeline.protocol import (
     compute_folds,
     fold_indices,
@@ -30,6 +31,32 @@ def test_the_held_out_fold_is_the_file_column_exactly():
         fold_indices(folds, 7)
 
 
+def _proteingym_reference(positions, scheme, k=5):
+    """ProteinGym's modulo and contiguous folds, written slowly from its definitions: the
+    sorted distinct positions numbered i; modulo i % k; contiguous k runs, the first n % k of
+    them one longer."""
+    distinct = sorted(set(positions))
+    if scheme == "fold_modulo_5":
+        fold_of = {p: i % k for i, p in enumerate(distinct)}
+    else:
+        size, longer = divmod(len(distinct), k)
+        runs = []
+        for fold in range(k):
+            runs += [fold] * (size + (1 if fold < longer else 0))
+        fold_of = dict(zip(distinct, runs))
+    return [fold_of[p] for p in positions]
+
+
+@pytest.mark.parametrize("scheme", ["fold_modulo_5", "fold_contiguous_5"])
+def test_computed_folds_are_proteingyms(scheme):
+    rng = np.random.default_rng(4)
+    # gaps between positions and several mutants per position, as in a real assay
+    positions = rng.choice(np.arange(3, 240, 3), size=400)
+    mutants = pd.Series([f"A{p}G" for p in positions])
+    expected = _proteingym_reference(list(positions), scheme)
+    np.testing.assert_array_equal(compute_folds(mutants, scheme), expected)
+
+
 def test_computed_folds_follow_the_documented_rules():
     mutants = pd.Series([f"A{p}G" for p in range(1, 101)])
     modulo = compute_folds(mutants, "fold_modulo_5")
@@ -37,10 +64,17 @@ def test_computed_folds_follow_the_documented_rules():
     contiguous = compute_folds(mutants, "fold_contiguous_5")
     np.testing.assert_array_equal(contiguous, np.repeat(np.arange(5), 20))
     random = compute_folds(mutants, "fold_random_5", seed=3)
-    assert sorted(np.bincount(random)) == [20] * 5
+    assert set(random) <= set(range(5)) and len(set(np.bincount(random))) > 1  # iid, not dealt
     np.testing.assert_array_equal(random, compute_folds(mutants, "fold_random_5", seed=3))
     with pytest.raises(ValueError, match="needs exactly one. Fix: use fold_random_5"):
         compute_folds(pd.Series(["A1G:C2D"]), "fold_modulo_5")
+    with pytest.raises(ValueError, match="3 mutated positions for 5 folds"):
+        compute_folds(pd.Series(["A1G", "A2G", "A3G"]), "fold_modulo_5")
+
+
+def test_keep_singles_keeps_single_substitutions_only():
+    mutants = pd.Series(["A1G", "A1G:C2D", "", "WT", None, " C2D "])
+    np.testing.assert_array_equal(keep_singles(mutants), [1, 0, 0, 0, 0, 1])
 
 
 @pytest.mark.parametrize("ties", [False, True])
