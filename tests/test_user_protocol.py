@@ -6,6 +6,8 @@ of one dataset's protocol from the records."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -234,3 +236,15 @@ def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
         prediction = model.predict(x).reshape(-1).numpy()
         expected = stats.spearmanr(data.y_test, prediction).statistic
         assert row.test_spearman == pytest.approx(expected, abs=1e-6)
+
+
+def test_a_wide_table_binarizes_without_warnings(tmp_path):
+    # 150 mutated sites: a genotype column per site, more than pandas' fragmentation threshold
+    path = tmp_path / "wide.csv"
+    path.write_text(
+        "mutant,DMS_score\n" + "".join(f"A{p}G,{p * 0.1}\nA{p}C,{p * 0.2}\n" for p in range(1, 151))
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parsed = custom.parse(path, {"format": "proteingym", "binarization": "mutated"})
+    assert parsed.frame.shape == (150, 151) and parsed.merged == 150  # G and C: one genotype

@@ -268,8 +268,10 @@ def parse(path: str | Path, settings: dict) -> Parsed:
     groups = frame.groupby(names, sort=False)
     merged = groups.agg(y=("y", "mean"), **{c: (c, "first") for c in fold_columns})
     conflicts = {c: int((groups[c].nunique() > 1).sum()) for c in fold_columns}
-    merged = merged.reset_index()
-    merged[names] = merged[names].astype(np.uint8)
+    # the genotype columns joined at once (reset_index inserts them one by one, and pandas
+    # warns once per insert on a wide table)
+    keys = merged.index.to_frame(index=False).astype(np.uint8)
+    merged = pd.concat([keys, merged.reset_index(drop=True)], axis=1)
     parsed = Parsed(merged[[*names, "y"]], dict(rows.reasons), len(frame) - len(merged), len(table))
     for scheme in schemes:
         parsed.folds[scheme] = merged[f"fold:{scheme}"].to_numpy(dtype=np.int64)
