@@ -130,14 +130,30 @@ def test_a_method_with_fewer_finished_folds_is_not_ranked_best():
 
     nan = float("nan")
     frame = fold_frame({"hashwh": [0.9, nan, nan, nan, nan], "standard": [0.5, 0.4] * 2 + [0.5]})
-    lines = protocol_lines(summarize_folds(frame))
-    (best,) = [line for line in lines if line.startswith("| mine | ")]
-    assert "| Standard |" in best and best.endswith("| 5 |"), best
+    lines = protocol_lines(summarize_folds(frame), frame)
+    (best,) = [line for line in lines if "(top)" in line]
+    assert best.startswith("| mine | random | Standard |") and "| 5 | (top) |" in best, best
     (unranked,) = [line for line in lines if "not ranked" in line]
     assert unranked.startswith("- mine, random: HashWH is not ranked: its mean is over 1 ")
-    assert "(4 failed), fewer than the 5 of the best" in unranked
+    assert "(4 failed), fewer than the 5 of the top method" in unranked
     (cell,) = [line for line in lines if line.startswith("| HashWH |")]
     assert "(1 of 5 folds finished)" in cell
+    (other,) = [line for line in lines if line.startswith("| mine | random | HashWH |")]
+    assert "-0.4000 (fewer than 2 paired folds: no interval)" in other, other
+
+
+def test_every_method_is_shown_with_its_paired_difference_to_the_top():
+    from whcore.pipeline.claims.userdata import protocol_lines
+
+    top, other = [0.8, 0.7, 0.9, 0.6, 0.8], [0.5, 0.6, 0.4, 0.5, 0.7]
+    frame = fold_frame({"hashwh": top, "lasso": other})
+    lines = protocol_lines(summarize_folds(frame), frame)
+    (row,) = [line for line in lines if line.startswith("| mine | random | Lasso |")]
+    diff = np.subtract(top, other)
+    test = stats.ttest_1samp(diff, 0.0)
+    low, high = test.confidence_interval(0.95)
+    assert f"{diff.mean():+.4f} [{low:+.4f}, {high:+.4f}], 5 paired | {test.pvalue:.3g}" in row
+    assert "| 1 | 0.5000 | 5 |" in row  # every method's MSE and R^2, not the top's alone
 
 
 def test_fold_scores_against_direct_formulas():
