@@ -248,3 +248,17 @@ def test_a_wide_table_binarizes_without_warnings(tmp_path):
         warnings.simplefilter("error")
         parsed = custom.parse(path, {"format": "proteingym", "binarization": "mutated"})
     assert parsed.frame.shape == (150, 151) and parsed.merged == 150  # G and C: one genotype
+
+
+def test_the_log_counts_genotypes_variants_and_merges_per_fold(tmp_path):
+    path = tmp_path / "merging.csv"
+    # 'mutated' binarization: A1G, A1C and A1D are one genotype, of fold 0 (its first row's)
+    rows = ["A1G,1,0", "A1C,2,0", "A1D,3,1", "C2D,4,1", "D3E,5,2", "E4F,6,3", "F5G,7,4"]
+    path.write_text("mutant,DMS_score,fold_random_5\n" + "\n".join(rows) + "\n")
+    parsed = custom.parse(path, {"format": "proteingym", "binarization": "mutated",
+                                 "folds": ["fold_random_5"]})  # fmt: skip
+    assert parsed.fold_variants["fold_random_5"] == [2, 2, 1, 1, 1]
+    assert "fold sizes [1, 1, 1, 1, 1] genotypes from [2, 2, 1, 1, 1] variants" in (
+        parsed.summary()
+    )
+    assert parsed.merged == 2 and parsed.fold_conflicts["fold_random_5"] == 1
