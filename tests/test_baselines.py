@@ -166,3 +166,14 @@ def test_cli(tmp_path, capsys):
         main(["baselines", "--spec", spec({"alpha": [0.01]}).replace("t.parquet", "x.parquet")])
         == 2
     )
+
+
+def test_ridge_is_the_closed_form_penalized_least_squares():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, (40, 6)).astype(float)
+    y = x @ rng.normal(size=6) + rng.normal(0, 0.1, 40)
+    model = baselines.make_model("ridge", {"alpha": 2.0}, seed=0).fit(x, y)
+    # unpenalized intercept: solve on centered data, (X'X + alpha I) w = X'y
+    xc, yc = x - x.mean(0), y - y.mean()
+    w = np.linalg.solve(xc.T @ xc + 2.0 * np.eye(6), xc.T @ yc)
+    np.testing.assert_allclose(model.predict(x), xc @ w + y.mean(), atol=1e-10)

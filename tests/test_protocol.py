@@ -1,5 +1,5 @@
 """ProteinGym's supervised protocol (whcore.pipeline.protocol): fold columns respected
-exactly, folds computed as documented, Spearman against scipy, fold means and standard
+exactly, folds computed as ProteinGym defines them (against a slow reference), Spearman against scipy, fold means and standard
 errors against a slow loop."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from whcore.data.folds import keep_singles
 from whcore.pipeline.protocol import (
     compute_folds,
     fold_indices,
@@ -30,6 +31,32 @@ def test_the_held_out_fold_is_the_file_column_exactly():
         fold_indices(folds, 7)
 
 
+def _proteingym_reference(positions, scheme, k=5):
+    """ProteinGym's modulo and contiguous folds, written slowly from its definitions: the
+    sorted distinct positions numbered i; modulo i % k; contiguous k runs, the first n % k of
+    them one longer."""
+    distinct = sorted(set(positions))
+    if scheme == "fold_modulo_5":
+        fold_of = {p: i % k for i, p in enumerate(distinct)}
+    else:
+        size, longer = divmod(len(distinct), k)
+        runs = []
+        for fold in range(k):
+            runs += [fold] * (size + (1 if fold < longer else 0))
+        fold_of = dict(zip(distinct, runs))
+    return [fold_of[p] for p in positions]
+
+
+@pytest.mark.parametrize("scheme", ["fold_modulo_5", "fold_contiguous_5"])
+def test_computed_folds_are_proteingyms(scheme):
+    rng = np.random.default_rng(4)
+    # gaps between positions and several mutants per position, as in a real assay
+    positions = rng.choice(np.arange(3, 240, 3), size=400)
+    mutants = pd.Series([f"A{p}G" for p in positions])
+    expected = _proteingym_reference(list(positions), scheme)
+    np.testing.assert_array_equal(compute_folds(mutants, scheme), expected)
+
+
 def test_computed_folds_follow_the_documented_rules():
     mutants = pd.Series([f"A{p}G" for p in range(1, 101)])
     modulo = compute_folds(mutants, "fold_modulo_5")
@@ -37,10 +64,17 @@ def test_computed_folds_follow_the_documented_rules():
     contiguous = compute_folds(mutants, "fold_contiguous_5")
     np.testing.assert_array_equal(contiguous, np.repeat(np.arange(5), 20))
     random = compute_folds(mutants, "fold_random_5", seed=3)
-    assert sorted(np.bincount(random)) == [20] * 5
+    assert set(random) <= set(range(5)) and len(set(np.bincount(random))) > 1  # iid, not dealt
     np.testing.assert_array_equal(random, compute_folds(mutants, "fold_random_5", seed=3))
     with pytest.raises(ValueError, match="needs exactly one. Fix: use fold_random_5"):
         compute_folds(pd.Series(["A1G:C2D"]), "fold_modulo_5")
+    with pytest.raises(ValueError, match="3 mutated positions for 5 folds"):
+        compute_folds(pd.Series(["A1G", "A2G", "A3G"]), "fold_modulo_5")
+
+
+def test_keep_singles_keeps_single_substitutions_only():
+    mutants = pd.Series(["A1G", "A1G:C2D", "", "WT", None, " C2D "])
+    np.testing.assert_array_equal(keep_singles(mutants), [1, 0, 0, 0, 0, 1])
 
 
 @pytest.mark.parametrize("ties", [False, True])
@@ -96,14 +130,30 @@ def test_a_method_with_fewer_finished_folds_is_not_ranked_best():
 
     nan = float("nan")
     frame = fold_frame({"hashwh": [0.9, nan, nan, nan, nan], "standard": [0.5, 0.4] * 2 + [0.5]})
-    lines = protocol_lines(summarize_folds(frame))
-    (best,) = [line for line in lines if line.startswith("| mine | ")]
-    assert "| Standard |" in best and best.endswith("| 5 |"), best
+    lines = protocol_lines(summarize_folds(frame), frame)
+    (best,) = [line for line in lines if "(top)" in line]
+    assert best.startswith("| mine | random | Standard |") and "| 5 | (top) |" in best, best
     (unranked,) = [line for line in lines if "not ranked" in line]
     assert unranked.startswith("- mine, random: HashWH is not ranked: its mean is over 1 ")
-    assert "(4 failed), fewer than the 5 of the best" in unranked
+    assert "(4 failed), fewer than the 5 of the top method" in unranked
     (cell,) = [line for line in lines if line.startswith("| HashWH |")]
     assert "(1 of 5 folds finished)" in cell
+    (other,) = [line for line in lines if line.startswith("| mine | random | HashWH |")]
+    assert "-0.4000 (fewer than 2 paired folds: no interval)" in other, other
+
+
+def test_every_method_is_shown_with_its_paired_difference_to_the_top():
+    from whcore.pipeline.claims.userdata import protocol_lines
+
+    top, other = [0.8, 0.7, 0.9, 0.6, 0.8], [0.5, 0.6, 0.4, 0.5, 0.7]
+    frame = fold_frame({"hashwh": top, "lasso": other})
+    lines = protocol_lines(summarize_folds(frame), frame)
+    (row,) = [line for line in lines if line.startswith("| mine | random | Lasso |")]
+    diff = np.subtract(top, other)
+    test = stats.ttest_1samp(diff, 0.0)
+    low, high = test.confidence_interval(0.95)
+    assert f"{diff.mean():+.4f} [{low:+.4f}, {high:+.4f}], 5 paired | {test.pvalue:.3g}" in row
+    assert "| 1 | 0.5000 | 5 |" in row  # every method's MSE and R^2, not the top's alone
 
 
 def test_fold_scores_against_direct_formulas():

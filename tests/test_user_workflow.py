@@ -117,4 +117,6 @@ def test_readme_configuration_runs_proteingyms_protocol_on_the_files_folds(tmp_p
     best = protocol.groupby("scheme")["spearman_mean"].max()
     assert (best > 0.5).all(), best  # a planted landscape: the best method ranks it well
     report = (root / "claims.md").read_text()
-    assert "## ProteinGym's supervised protocol" in report and "not evaluated" not in report
+    assert (
+        "## Whole-table protocol on ProteinGym's folds" in report and "not evaluated" not in report
+    )

@@ -143,14 +143,16 @@ def encoding(settings: dict) -> str:
 
 class Parsed:
     """The result of ``parse``: the binarized frame, rows dropped per reason, rows merged and,
-    with ``folds``, the fold of every row of the frame per scheme, where each came from and how
-    many merged genotypes joined rows of different folds."""
+    with ``folds``, the fold of every row of the frame per scheme, where each came from, the
+    variants (rows read) of each fold and how many merged genotypes joined rows of different
+    folds."""
 
     def __init__(self, frame: pd.DataFrame, dropped: dict[str, int], merged: int, rows: int):
         self.frame, self.dropped, self.merged, self.rows = frame, dropped, merged, rows
         self.folds: dict[str, np.ndarray] = {}
         self.fold_sources: dict[str, str] = {}
         self.fold_conflicts: dict[str, int] = {}
+        self.fold_variants: dict[str, list[int]] = {}  # rows read into each fold, before merging
 
     def summary(self) -> str:
         dropped = sum(self.dropped.values())
@@ -161,7 +163,12 @@ class Parsed:
             f"{self.frame.shape[1] - 1} binary features"
             + "".join(
                 f"; {scheme} ({self.fold_sources[scheme]}) fold sizes "
-                f"{np.bincount(folds, minlength=FOLDS).tolist()}"
+                f"{np.bincount(folds, minlength=FOLDS).tolist()} genotypes"
+                + (
+                    f" from {self.fold_variants[scheme]} variants"
+                    if scheme in self.fold_variants
+                    else ""
+                )
                 + (
                     f", {self.fold_conflicts[scheme]} merges across folds"
                     if self.fold_conflicts.get(scheme)
@@ -268,13 +275,17 @@ def parse(path: str | Path, settings: dict) -> Parsed:
     groups = frame.groupby(names, sort=False)
     merged = groups.agg(y=("y", "mean"), **{c: (c, "first") for c in fold_columns})
     conflicts = {c: int((groups[c].nunique() > 1).sum()) for c in fold_columns}
-    merged = merged.reset_index()
-    merged[names] = merged[names].astype(np.uint8)
+    # the genotype columns joined at once (reset_index inserts them one by one, and pandas
+    # warns once per insert on a wide table)
+    keys = merged.index.to_frame(index=False).astype(np.uint8)
+    merged = pd.concat([keys, merged.reset_index(drop=True)], axis=1)
     parsed = Parsed(merged[[*names, "y"]], dict(rows.reasons), len(frame) - len(merged), len(table))
     for scheme in schemes:
         parsed.folds[scheme] = merged[f"fold:{scheme}"].to_numpy(dtype=np.int64)
         parsed.fold_sources[scheme] = "the file's column" if scheme in table.columns else "computed"
         parsed.fold_conflicts[scheme] = conflicts[f"fold:{scheme}"]
+        variants = np.bincount(frame[f"fold:{scheme}"], minlength=FOLDS)
+        parsed.fold_variants[scheme] = variants.tolist()
         sizes = np.bincount(parsed.folds[scheme], minlength=FOLDS)
         if (sizes == 0).any():
             raise RawFormatError(

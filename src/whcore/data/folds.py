@@ -4,12 +4,18 @@ fold (the data layer's part of ``whcore.pipeline.protocol``).
 ProteinGym scores a supervised model by K-fold cross-validation (K = 5) on three split
 schemes, given as columns of its files: ``fold_random_5`` (rows assigned to folds at random),
 ``fold_modulo_5`` (by the mutated position modulo 5) and ``fold_contiguous_5`` (by contiguous
-blocks of positions). Where a file has no such column, ``compute_folds`` computes it this way:
-random, a seeded uniform permutation of the rows dealt into K folds of sizes differing by at
-most one; modulo, ``(position - 1) mod K`` of the row's one mutated position; contiguous, the
-range of mutated positions cut into K blocks of equal width. Modulo and contiguous folds need
-one mutated position per row (ProteinGym defines them for single mutants only); the wild type
-(no mutation) goes to the random scheme's fold of its row.
+blocks of positions). Where a file has no such column, ``compute_folds`` computes it as
+ProteinGym's fold script defines it (``proteinnpt/utils/cv_split.py`` of
+OATML-Markslab/ProteinNPT at ba50f15, read, not copied): the mutated positions of the table,
+sorted and deduplicated, are numbered i = 0, 1, ...; modulo puts position i in fold ``i mod K``
+(the i-th distinct position, not the position itself); contiguous cuts the sorted positions into
+K runs, the first ``n mod K`` runs one position longer (``divmod(n, K)``); random draws every
+row's fold independently and uniformly from 0..K-1 (fold sizes vary, as ProteinGym's do). The
+random draw depends on the seed: ProteinGym's own draw came from one global NumPy stream over all
+of its assays and cannot be re-drawn, so its fold column is used exactly where the file has it.
+Modulo and contiguous folds need one mutated position per row (ProteinGym defines them for single
+mutants only, ``keep_singles``); the wild type (no mutation) goes to the random scheme's fold of
+its row.
 
 A binarized table carries the folds of its configured schemes in its metadata (key ``folds``:
 one fold per row of the table, in its order; ``fold_sources``: the file's column or computed),
@@ -24,10 +30,19 @@ import pandas as pd
 from ..core.rng import derive_seed
 from .splits import Split
 
-__all__ = ["FOLDS", "SCHEMES", "compute_folds", "fold_indices", "fold_split", "fold_unit_seed"]
+__all__ = [
+    "FOLDS",
+    "SCHEMES",
+    "compute_folds",
+    "fold_indices",
+    "fold_split",
+    "fold_unit_seed",
+    "keep_singles",
+]
 
 SCHEMES = ("fold_random_5", "fold_modulo_5", "fold_contiguous_5")
 FOLDS = 5  # ProteinGym's K: folds 0..4
+WILD_TYPE_NAMES = ("wt", "_wt", "wildtype", "wild_type")
 
 
 def _positions(mutants: pd.Series, scheme: str) -> tuple[np.ndarray, np.ndarray]:
@@ -36,7 +51,7 @@ def _positions(mutants: pd.Series, scheme: str) -> tuple[np.ndarray, np.ndarray]
     wild = np.zeros(len(mutants), dtype=bool)
     for row, text in enumerate(mutants.astype(str)):
         tokens = [t for t in text.strip().split(":") if t]
-        if not tokens or text.strip().lower() in ("wt", "_wt", "wildtype", "wild_type"):
+        if not tokens or text.strip().lower() in WILD_TYPE_NAMES:
             wild[row] = True
             continue
         if len(tokens) != 1:
@@ -55,22 +70,32 @@ def compute_folds(mutants: pd.Series, scheme: str, k: int = FOLDS, seed: int = 0
     mutants (``A12P``) as the module says."""
     if scheme not in SCHEMES:
         raise ValueError(f"split scheme {scheme!r} is not one of {list(SCHEMES)}")
-    rows = len(mutants)
-    order = np.random.default_rng(seed).permutation(rows)
-    random = np.empty(rows, dtype=np.int64)
-    random[order] = np.arange(rows) % k
+    random = np.random.default_rng(seed).integers(0, k, len(mutants))
     if scheme == "fold_random_5":
         return random
     positions, wild = _positions(mutants, scheme)
     if wild.all():
         return random
+    distinct = np.unique(positions[~wild])  # sorted
+    if len(distinct) < k:
+        raise ValueError(
+            f"{scheme}: {len(distinct)} mutated positions for {k} folds. Fix: use fold_random_5"
+        )
     if scheme == "fold_modulo_5":
-        folds = (positions - 1) % k
+        by_position = np.arange(len(distinct)) % k
     else:
-        low, high = positions[~wild].min(), positions[~wild].max()
-        width = (high - low + 1) / k
-        folds = np.minimum(((positions - low) / width).astype(np.int64), k - 1)
+        size, longer = divmod(len(distinct), k)
+        by_position = np.repeat(np.arange(k), [size + (i < longer) for i in range(k)])
+    folds = by_position[np.searchsorted(distinct, positions)]
     return np.where(wild, random, folds)
+
+
+def keep_singles(mutants: pd.Series) -> np.ndarray:
+    """Whether each row is a single mutant (one ``:``-free substitution), the rows ProteinGym's
+    supervised benchmark scores for an assay that also holds multiple mutants."""
+    text = mutants.fillna("").astype(str).str.strip()
+    wild = text.str.lower().isin(WILD_TYPE_NAMES)
+    return ((text != "") & ~wild & ~text.str.contains(":")).to_numpy()
 
 
 def fold_indices(folds, held_out: int, val_fraction: float = 0.2, seed: int = 0):

@@ -68,6 +68,10 @@ def make_model(family: str, params: dict, seed: int, threads: int = 1):
         from sklearn.linear_model import Lasso
 
         return Lasso(alpha=float(params["alpha"]), max_iter=10_000, random_state=seed)
+    if family == "ridge":  # the field's linear default (ProteinGym's leaderboard, One-Hot)
+        from sklearn.linear_model import Ridge
+
+        return Ridge(alpha=float(params["alpha"]))
     depth, trees = int(params["max_depth"]), int(params["n_estimators"])
     if family == "rf":
         from sklearn.ensemble import RandomForestRegressor

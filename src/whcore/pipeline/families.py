@@ -20,6 +20,7 @@ class BaselineInfo:
 
 BASELINES: dict[str, BaselineInfo] = {
     "lasso": BaselineInfo({"alpha": float}, "Lasso", "#e7298a"),
+    "ridge": BaselineInfo({"alpha": float}, "Ridge", "#a6761d"),
     "rf": BaselineInfo({"n_estimators": int, "max_depth": int}, "Random forest", "#66a61e"),
     "xgboost": BaselineInfo({"n_estimators": int, "max_depth": int}, "XGBoost", "#e6ab02"),
 }

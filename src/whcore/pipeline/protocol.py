@@ -23,6 +23,7 @@ __all__ = [
     "compute_folds",
     "fold_indices",
     "fold_scores",
+    "protocol_folds",
     "protocol_summary",
     "spearman",
     "summarize_folds",
@@ -75,14 +76,24 @@ def summarize_folds(scores: pd.DataFrame, by=("dataset", "scheme", "method")) ->
     return table.reset_index()
 
 
+def _protocol_frames(tables: dict) -> pd.DataFrame:
+    frames = [t for name, t in tables.items() if re.fullmatch(r"protocol_[a-z0-9_]+", name)]
+    if not frames:
+        raise ValueError(f"no protocol_<dataset> table among {sorted(tables)}")
+    return pd.concat(frames, ignore_index=True)
+
+
+def protocol_folds(tables: dict) -> pd.DataFrame:
+    """One row per (dataset, scheme, method, held-out fold) of the ``protocol_<dataset>``
+    tables, with its Spearman (NaN where the fold failed)."""
+    return _protocol_frames(tables)[["dataset", "scheme", "method", "fold", "spearman"]]
+
+
 def protocol_summary(tables: dict) -> pd.DataFrame:
     """One row per (dataset, scheme, method) of the ``protocol_<dataset>`` tables: the mean
     and standard error over the folds of every score, and the numbers of folds (finished and
     failed)."""
-    frames = [t for name, t in tables.items() if re.fullmatch(r"protocol_[a-z0-9_]+", name)]
-    if not frames:
-        raise ValueError(f"no protocol_<dataset> table among {sorted(tables)}")
-    table = pd.concat(frames, ignore_index=True)
+    table = _protocol_frames(tables)
     columns = [c for c in table.columns if c.endswith(("_mean", "_se", "folds"))]
     return table.drop_duplicates(["dataset", "scheme", "method"])[
         ["dataset", "scheme", "method", *columns]

@@ -9,9 +9,10 @@ a baseline's is its one fit. Methods are compared to the best one of the cell (h
 test R^2) by paired differences over the units both finished, with a two-sided 95% Student t
 confidence interval; a unit where a method diverged counts against nothing and is counted.
 
-Where datasets run ProteinGym's supervised protocol (``protocol_<dataset>`` tables), the report
-adds it: per dataset and split scheme the best method by mean Spearman over the held-out folds,
-and every method's mean Spearman with its standard error and the folds behind it.
+Where datasets run the whole-table protocol on ProteinGym's folds (``protocol_<dataset>``
+tables), the report adds it: per dataset and split scheme every method's mean Spearman (with its
+standard error), MSE and R^2 over the held-out folds, the folds behind them, and the top
+method's paired difference of Spearman to each other one over the folds both finished.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ from scipy import stats
 
 from ...core.io import atomic_path
 from ..guards import OWN_DATA_TITLE
-from ..protocol import SCHEME_LABELS, protocol_summary
+from ..protocol import SCHEME_LABELS, protocol_folds, protocol_summary
 
 __all__ = [
     "CELL",
     "LEVEL",
     "best_per_cell",
+    "paired_difference",
     "paired_differences",
     "protocol_lines",
     "unit_values",
@@ -89,23 +91,26 @@ def paired_differences(units: pd.DataFrame, level: float = LEVEL) -> pd.DataFram
             if other == best:
                 continue
             pair = wide[[best, other]].dropna()
-            diff = (pair[best] - pair[other]).to_numpy()
-            n = len(diff)
-            mean = float(diff.mean()) if n else np.nan
-            if n >= 2 and diff.std(ddof=1) > 0:
-                half = stats.t.ppf(0.5 + level / 2, n - 1) * diff.std(ddof=1) / np.sqrt(n)
-                p = float(stats.ttest_1samp(diff, 0.0).pvalue)
-            elif n >= 2:  # identical differences: no spread
-                half, p = 0.0, (0.0 if mean != 0 else 1.0)
-            else:
-                half, p = np.nan, np.nan
-            rows.append(
-                dict(zip(CELL, cell), best=best, other=other, units=n, difference=mean,
-                     low=mean - half, high=mean + half, p_value=p)
-            )  # fmt: skip
+            paired = paired_difference((pair[best] - pair[other]).to_numpy(), level)
+            rows.append(dict(zip(CELL, cell), best=best, other=other, **paired))
     return pd.DataFrame(
         rows, columns=[*CELL, "best", "other", "units", "difference", "low", "high", "p_value"]
     )
+
+
+def paired_difference(diff: np.ndarray, level: float = LEVEL) -> dict:
+    """Units, mean, two-sided Student t interval at ``level`` and the paired t-test's p-value
+    of paired differences (interval and p NaN with fewer than two)."""
+    n = len(diff)
+    mean = float(diff.mean()) if n else np.nan
+    if n >= 2 and diff.std(ddof=1) > 0:
+        half = stats.t.ppf(0.5 + level / 2, n - 1) * diff.std(ddof=1) / np.sqrt(n)
+        p = float(stats.ttest_1samp(diff, 0.0).pvalue)
+    elif n >= 2:  # identical differences: no spread
+        half, p = 0.0, (0.0 if mean != 0 else 1.0)
+    else:
+        half, p = np.nan, np.nan
+    return {"units": n, "difference": mean, "low": mean - half, "high": mean + half, "p_value": p}
 
 
 def _label(method: str) -> str:
@@ -137,37 +142,61 @@ def _best_on_most_folds(rows: pd.DataFrame) -> tuple[pd.Series, pd.DataFrame]:
     return rows[most].sort_values("spearman_mean", ascending=False).iloc[0], rows[~most]
 
 
-def protocol_lines(summary: pd.DataFrame) -> list[str]:
-    """The report's section on ProteinGym's protocol (``summary``: one row per dataset, scheme
-    and method, as ``whcore.pipeline.figures.protocol.protocol_summary`` gives)."""
+def _gap(top: str, method: str, folds: pd.DataFrame | None, level: float) -> str:
+    """The top method's Spearman minus ``method``'s over the folds both finished, with its
+    interval and p-value (empty without the folds)."""
+    if folds is None or method == top:
+        return "(top) |" if method == top else " |"
+    wide = folds.pivot(index="fold", columns="method", values="spearman")
+    d = paired_difference((wide[top] - wide[method]).dropna().to_numpy(), level)
+    if d["units"] < 2:
+        return f"{d['difference']:+.4f} (fewer than 2 paired folds: no interval) |"
+    interval = f"{d['difference']:+.4f} [{d['low']:+.4f}, {d['high']:+.4f}]"
+    return f"{interval}, {d['units']} paired | {d['p_value']:.3g}"
+
+
+def protocol_lines(summary: pd.DataFrame, folds: pd.DataFrame | None = None,
+                   level: float = LEVEL) -> list[str]:  # fmt: skip
+    """The report's section on the whole-table protocol on ProteinGym's folds (``summary``: one
+    row per dataset, scheme and method, as ``whcore.pipeline.protocol.protocol_summary`` gives;
+    ``folds``: the per-fold rows of the protocol tables, for the paired differences)."""
     lines = [
         "",
-        "## ProteinGym's supervised protocol",
+        "## Whole-table protocol on ProteinGym's folds",
         "",
         "Each method trained with its grid on four folds of a split scheme (validation carved "
-        "from them, model selection on it) and scored on the held-out fold, every fold held "
-        "out once; Spearman is the mean over the folds, +- its standard error over the folds. "
-        "A fold with no finite Spearman (no fit finished, or a constant prediction) failed: it "
-        "is counted, never averaged, and only the methods with the most finished folds of a "
-        "scheme are ranked (the others are listed below the table).",
+        "from them, model selection on it) and scored on every row of the held-out fold, every "
+        "fold held out once; each score is the mean over the folds, Spearman +- its standard "
+        "error. These compare the methods on this table; they are not ProteinGym's leaderboard "
+        "numbers (single mutants, refit on all four folds, one Spearman over the pooled folds: "
+        "docs/leaderboard.md). A fold with no finite Spearman (no fit finished, or a constant "
+        "prediction) failed: it is counted, never averaged, and only the methods with the most "
+        "finished folds of a scheme are ranked (the others are listed below the table). The top "
+        "method is compared with each other one by the paired difference of Spearman over the "
+        f"folds both finished, with its two-sided {level:.0%} Student t interval and p-value "
+        "(five folds: wide intervals; not corrected for the number of comparisons).",
         "",
-        "| dataset | split scheme | best | Spearman (mean +- s.e.) | MSE (mean) | R^2 (mean) "
-        "| folds |",
-        "|---|---|---|---|---|---|---|",
+        "| dataset | split scheme | method | Spearman (mean +- s.e.) | MSE (mean) | R^2 (mean) "
+        f"| folds | top minus it [{level:.0%} CI] | p |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     unranked = []
     for (dataset, scheme), rows in summary.groupby(["dataset", "scheme"], sort=True):
         top, fewer = _best_on_most_folds(rows)
-        lines.append(
-            f"| {dataset} | {SCHEME_LABELS.get(scheme, scheme)} | {_label(top['method'])} | "
-            f"{_spearman_cell(top)} | {top['mse_mean']:.4g} | {top['r2_mean']:.4f} | "
-            f"{int(top['folds'])} |"
-        )
+        mine = None
+        if folds is not None:
+            mine = folds[(folds["dataset"] == dataset) & (folds["scheme"] == scheme)]
+        for _, row in rows.sort_values("spearman_mean", ascending=False).iterrows():
+            lines.append(
+                f"| {dataset} | {SCHEME_LABELS.get(scheme, scheme)} | {_label(row['method'])} | "
+                f"{_spearman_cell(row)} | {row['mse_mean']:.4g} | {row['r2_mean']:.4f} | "
+                f"{int(row['folds'])} | {_gap(top['method'], row['method'], mine, level)} |"
+            )
         unranked += [
             f"- {dataset}, {SCHEME_LABELS.get(scheme, scheme)}: {_label(row['method'])} is not "
             f"ranked: its mean is over {int(row['folds'])} finished folds "
             f"({int(row.get('failed_folds', 0))} failed), fewer than the {int(top['folds'])} "
-            "of the best."
+            "of the top method."
             for _, row in fewer.iterrows()
         ]
     if unranked:
@@ -247,7 +276,7 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
     protocol = None
     if any(name.startswith("protocol_") for name in tables):
         protocol = protocol_summary(tables)
-        lines += protocol_lines(protocol)
+        lines += protocol_lines(protocol, protocol_folds(tables), level)
     with atomic_path(md_path) as tmp:
         Path(tmp).write_text("\n".join(lines) + "\n")
     record = {

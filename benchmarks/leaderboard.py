@@ -1,0 +1,106 @@
+"""GB1 and avGFP singles under fold_random_5, beside ProteinGym's supervised leaderboard.
+
+    python benchmarks/leaderboard.py [--draws 20] [--mirror <raw folder>]
+
+Builds ProteinGym's SPG1_STRSG_Wu_2016 and GFP_AEQVI_Sarkisyan_2016 single-mutant tables from the
+raw files (``whcore.data.proteingym``), and scores the One-Hot baseline and ridge under the
+leaderboard mode (``whcore.pipeline.leaderboard``) on ``--draws`` random fold draws (seeds 0, 1,
+...): ProteinGym's own draw cannot be re-drawn, so a published number is compared with the spread
+of the draws. Prints assay | method | pooled Spearman (median over draws, min-max) | per-fold mean
+| MSE | R^2 | leaderboard, the paired One-Hot - ridge difference (draw 0, bootstrap over rows,
+and its range over the draws), and writes ``benchmarks/results/leaderboard.json``. Not run by
+the tests.
+
+The leaderboard's numbers: ``benchmarks/DMS_supervised/substitutions/{Spearman,MSE}/
+DMS_substitutions_{Spearman,MSE}_DMS_level_fold_random_5.csv``, column "One-Hot Encodings", of
+OATML-Markslab/ProteinGym at bb685245f8f4bb95a5b54b470396c23826cd6284 (rounded to 3 decimals
+there). Ridge is not a leaderboard model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from whcore.data.proteingym import avgfp_singles, gb1_singles
+from whcore.pipeline.leaderboard import out_of_fold, paired_difference, score_leaderboard
+
+LEADERBOARD = {  # One-Hot Encodings, fold_random_5: (Spearman, MSE)
+    "SPG1_STRSG_Wu_2016": (0.710, 0.71),
+    "GFP_AEQVI_Sarkisyan_2016": (0.441, 0.99),
+}
+ASSAYS = {
+    "SPG1_STRSG_Wu_2016": (gb1_singles, "gb1/four_mutations_full_data.csv.zip"),
+    "GFP_AEQVI_Sarkisyan_2016": (avgfp_singles, "avgfp/amino_acid_genotypes_to_brightness.tsv"),
+}
+METHODS = ["onehot", "ridge"]
+
+
+def score_draws(table, draws: int) -> dict:
+    """Per method, every draw's pooled and mean Spearman, MSE and R^2; the paired difference."""
+    out = {m: {k: [] for k in ("pooled", "mean", "mse", "r2", "failed")} for m in METHODS}
+    differences = []
+    for seed in range(draws):
+        predictions = out_of_fold(table, "fold_random_5", METHODS, seed=seed)
+        _, summary = score_leaderboard(predictions, METHODS)
+        for row in summary.itertuples():
+            scores = out[row.method]
+            scores["pooled"].append(row.pooled_spearman)
+            scores["mean"].append(row.spearman_mean)
+            scores["mse"].append(row.pooled_mse)
+            scores["r2"].append(row.pooled_r2)
+            scores["failed"].append(int(row.failed_folds))
+        pooled = summary.set_index("method")["pooled_spearman"]
+        differences.append(pooled["onehot"] - pooled["ridge"])
+        if seed == 0:
+            first = paired_difference(predictions, "onehot", "ridge")
+    out["rows"] = predictions.attrs
+    out["paired_onehot_minus_ridge"] = {"draw_0": first, "range": [min(differences),
+                                                                   max(differences)]}  # fmt: skip
+    return out
+
+
+def line(assay: str, method: str, scores: dict) -> str:
+    pooled, mean = np.array(scores["pooled"]), np.array(scores["mean"])
+    board = f"{LEADERBOARD[assay][0]:.3f}" if method == "onehot" else "not a leaderboard model"
+    return (
+        f"| {assay} | {method} | {np.median(pooled):.3f} [{pooled.min():.3f}, {pooled.max():.3f}]"
+        f" | {np.median(mean):.3f} | {np.median(scores['mse']):.3f} | "
+        f"{np.median(scores['r2']):.3f} | {sum(scores['failed'])} | {board} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument(
+        "--mirror", default=os.environ.get("WHCORE_DATA_MIRROR", "../shared/datasets/raw")
+    )
+    args = parser.parse_args()
+    results = {}
+    print("| assay | method | pooled Spearman, median [min, max] over draws | per-fold mean "
+          "| MSE | R^2 | failed folds | leaderboard |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for assay, (build, raw) in ASSAYS.items():
+        table = build(Path(args.mirror) / raw)
+        results[assay] = score_draws(table, args.draws)
+        for method in METHODS:
+            print(line(assay, method, results[assay][method]), flush=True)
+    for assay, result in results.items():
+        difference, low, high = result["paired_onehot_minus_ridge"]["draw_0"]
+        spread = result["paired_onehot_minus_ridge"]["range"]
+        print(f"{assay}: One-Hot - ridge pooled Spearman {difference:+.3f} (draw 0, 95% paired "
+              f"bootstrap over rows [{low:+.3f}, {high:+.3f}]; over draws "
+              f"[{spread[0]:+.3f}, {spread[1]:+.3f}]); rows {result['rows']}")  # fmt: skip
+    out = Path(__file__).parent / "results" / "leaderboard.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"draws": args.draws, "leaderboard": LEADERBOARD, **results},
+                              indent=1, default=float))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

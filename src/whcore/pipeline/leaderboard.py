@@ -1,0 +1,268 @@
+"""ProteinGym's supervised leaderboard, reproduced on a ProteinGym-format table (``mutant``,
+``mutated_sequence``, ``DMS_score``, optionally its fold columns), so that a number computed here
+stands in the same table as the published ones.
+
+What the leaderboard does, and so what this mode does (read in OATML-Markslab/ProteinGym at
+bb68524: ``proteingym/merge_supervised.py``, ``performance_DMS_supervised_benchmarks.py``,
+``reference_files/DMS_substitutions.csv``; and OATML-Markslab/ProteinNPT at ba50f15:
+``proteinnpt/utils/cv_split.py``, ``utils/data_utils.py``, ``utils/model_utils.py``,
+``baselines/model.py``, ``baselines/model_configs/OHE_not_augmented.json``,
+``scripts/train.py``, ``scripts/train_subs.sh``):
+
+- Single mutants only: an assay with multiple mutants is scored on its singles (the fold script
+  keeps them before it makes folds); ``singles`` and ``multiples_left_out`` say how many.
+- Folds: the file's column of the scheme where it has one, else ProteinGym's definitions
+  (``whcore.data.folds.compute_folds``; a random draw is seeded, so its spread over draws is
+  what a comparison with the published draw can use).
+- Refit on all four training folds (no validation rows: the training script's validation set
+  is off by default and the leaderboard runs leave it off); the test fold is scored once.
+- Targets standardized with the training folds' mean and standard deviation (``ddof=0``, plus
+  1e-10); predictions, MSE and R^2 are on that scale, and the held-out labels on it
+  ("normalized targets") are pooled over the five folds.
+- The statistic: one Spearman over the pooled out-of-fold predictions and their normalized
+  targets (``pooled``), beside the mean over the folds of each fold's Spearman (``mean``). A
+  fold whose Spearman is not finite (constant predictions) is a failed fold, counted and never
+  averaged (``whcore.pipeline.protocol.summarize_folds``).
+- One-Hot (``onehot``): a linear layer with bias on the one-hot encoding of the full mutated
+  sequence (20 amino acids per position), MSE loss, AdamW (betas 0.9 and 0.999, eps 1e-8,
+  weight decay 5e-3 on the weights, none on the bias), batch 64 drawn by shuffled epochs,
+  10,000 steps, learning rate warmed linearly to 3e-4 over 100 steps then cosine to 1e-5,
+  gradient norm clipped at 1, PyTorch's default initialization of a linear layer
+  (``ONEHOT``). ProteinNPT one-hot-encodes its 33-token alphabet with start and end tokens and
+  trains in half precision; the extra columns are constant or always zero, so the model class
+  is the same, its initial scale and decay differ slightly.
+- Ridge (``ridge``): the field's linear default, on the same encoding and scale, its penalty
+  chosen per training set by efficient leave-one-out over ``RIDGE_ALPHAS``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..data.folds import FOLDS, compute_folds, keep_singles
+from .protocol import fold_scores, spearman, summarize_folds
+
+__all__ = [
+    "AMINO_ACIDS",
+    "METHODS",
+    "ONEHOT",
+    "RIDGE_ALPHAS",
+    "OneHotSettings",
+    "fit_onehot",
+    "fit_ridge",
+    "learning_rate",
+    "leaderboard_folds",
+    "onehot_sequences",
+    "out_of_fold",
+    "paired_difference",
+    "score_leaderboard",
+]
+
+AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
+RIDGE_ALPHAS = tuple(10.0 ** np.arange(-3, 3.5, 0.5))
+
+
+@dataclass(frozen=True)
+class OneHotSettings:
+    """ProteinNPT's One-Hot training (``OHE_not_augmented.json`` and ``train.py``'s defaults)."""
+
+    steps: int = 10_000
+    batch: int = 64
+    warmup: int = 100
+    max_lr: float = 3e-4
+    min_lr: float = 1e-5
+    weight_decay: float = 5e-3
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    clip: float = 1.0
+
+
+ONEHOT = OneHotSettings()
+
+
+def onehot_sequences(sequences) -> np.ndarray:
+    """The full-sequence one-hot encoding: (rows, length x 20) floats, residue ``a`` at
+    position ``p`` (from 0) in column ``20 p + AMINO_ACIDS.index(a)``."""
+    sequences = list(sequences)
+    length = len(sequences[0])
+    index = {a: i for i, a in enumerate(AMINO_ACIDS)}
+    x = np.zeros((len(sequences), length * len(AMINO_ACIDS)))
+    for row, sequence in enumerate(sequences):
+        if len(sequence) != length:
+            raise ValueError(
+                f"mutated_sequence of row {row + 1} has {len(sequence)} residues, row 1 has "
+                f"{length}. Fix: give substitutions of one target sequence"
+            )
+        for position, residue in enumerate(sequence):
+            if residue not in index:
+                raise ValueError(
+                    f"mutated_sequence of row {row + 1}: {residue!r} at {position + 1} is not one "
+                    f"of the 20 amino acids. Fix: leave out rows with stops or gaps"
+                )
+            x[row, position * len(AMINO_ACIDS) + index[residue]] = 1
+    return x
+
+
+def learning_rate(step: int, s: OneHotSettings = ONEHOT) -> float:
+    """The learning rate of training step ``step`` (from 1): linear warm-up, then cosine."""
+    if step <= s.warmup:
+        return s.max_lr * step / s.warmup
+    progress = (step - s.warmup) / (s.steps - s.warmup)
+    return s.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (s.max_lr - s.min_lr)
+
+
+def _batches(rows: int, s: OneHotSettings, rng: np.random.Generator):
+    """Batches of row indices for ``s.steps`` steps: shuffled epochs, the last batch of an
+    epoch shorter (a data loader with shuffling, no rows dropped)."""
+    while True:
+        order = rng.permutation(rows)
+        for start in range(0, rows, s.batch):
+            yield order[start : start + s.batch]
+
+
+def fit_onehot(x, y, x_test, seed: int, s: OneHotSettings = ONEHOT) -> np.ndarray:
+    """Train the One-Hot linear model on (x, y) (y standardized) and predict ``x_test``.
+
+    The seed's stream draws the initial weights, then the bias, then the batches. Columns that
+    are 0 in every row (train and test) never move a prediction and get no gradient: they are
+    left out. Columns that are 1 in every row (the residues no row mutates) all get the bias's
+    gradient, so their Adam states are equal and their weights move alike: their sum, the only
+    thing a prediction sees, is trained as one parameter whose step is their number times one
+    weight's step (exactly the full model, at a fraction of its cost)."""
+    x, x_test = np.asarray(x, dtype=np.float64), np.asarray(x_test, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    both = np.vstack([x, x_test])
+    ones, varying = both.min(axis=0) == 1, both.min(axis=0) != both.max(axis=0)
+    rng = np.random.default_rng(seed)
+    bound = 1 / math.sqrt(x.shape[1])  # PyTorch's nn.Linear initialization
+    weights, bias = rng.uniform(-bound, bound, x.shape[1]), rng.uniform(-bound, bound, 1)
+    # parameters: varying weights, the sum of the constant weights, the bias
+    params = [weights[varying], np.array([weights[ones].sum()]), bias]
+    copies = [1, int(ones.sum()), 1]  # how many weights each entry stands for
+    decay = [s.weight_decay, s.weight_decay, 0.0]  # weights decay, the bias does not
+    first = [np.zeros_like(p) for p in params]
+    second = [np.zeros_like(p) for p in params]
+    x = x[:, varying]
+    batches = _batches(len(y), s, rng)
+    for step in range(1, s.steps + 1):
+        rows = next(batches)
+        residual = x[rows] @ params[0] + params[1] + params[2] - y[rows]
+        common = np.array([2 * residual.mean()])  # the bias's and every constant weight's
+        grads = [2 * residual @ x[rows] / len(rows), common, common]
+        norm = math.sqrt(sum(c * float((g**2).sum()) for c, g in zip(copies, grads, strict=True)))
+        scale = min(1.0, s.clip / (norm + 1e-6))
+        lr = learning_rate(step, s)
+        for p, g, m, v, wd, c in zip(params, grads, first, second, decay, copies, strict=True):
+            g = g * scale
+            p *= 1 - lr * wd  # decoupled weight decay, before the Adam step (AdamW)
+            m[:] = s.betas[0] * m + (1 - s.betas[0]) * g
+            v[:] = s.betas[1] * v + (1 - s.betas[1]) * g**2
+            m_hat = m / (1 - s.betas[0] ** step)
+            v_hat = v / (1 - s.betas[1] ** step)
+            p -= c * lr * m_hat / (np.sqrt(v_hat) + s.eps)
+    return x_test[:, varying] @ params[0] + params[1] + params[2]
+
+
+def fit_ridge(x, y, x_test, seed: int) -> np.ndarray:
+    """Ridge on (x, y), its penalty chosen by leave-one-out over ``RIDGE_ALPHAS``."""
+    from sklearn.linear_model import RidgeCV
+
+    del seed  # deterministic
+    return RidgeCV(alphas=RIDGE_ALPHAS).fit(x, y).predict(x_test)
+
+
+METHODS = {"onehot": fit_onehot, "ridge": fit_ridge}
+
+
+def leaderboard_folds(table: pd.DataFrame, scheme: str, seed: int = 0) -> pd.DataFrame:
+    """The single mutants of a ProteinGym table with their fold under ``scheme``: the file's
+    column where it has one (refused unless every cell is a fold 0..4), else computed."""
+    singles = table[keep_singles(table["mutant"])].reset_index(drop=True)
+    if scheme in singles:
+        folds = pd.to_numeric(singles[scheme], errors="coerce")
+        bad = ~folds.isin(range(FOLDS))
+        if bad.any():
+            raise ValueError(
+                f"column {scheme}: {singles[scheme][bad].iloc[0]!r} is not a fold 0..{FOLDS - 1}. "
+                f"Fix: correct the cell, or drop the column to have the folds computed"
+            )
+        folds = folds.astype(int).to_numpy()
+    else:
+        folds = compute_folds(singles["mutant"], scheme, seed=seed)
+    return singles.assign(fold=folds)
+
+
+def out_of_fold(table: pd.DataFrame, scheme: str, methods, seed: int = 0) -> pd.DataFrame:
+    """Every single mutant's held-out prediction by each method (trained on the four other
+    folds, targets standardized with their mean and standard deviation) and its normalized
+    target, with its fold; ``attrs`` holds the counts of rows."""
+    rows = leaderboard_folds(table, scheme, seed)
+    x = onehot_sequences(rows["mutated_sequence"])
+    y = rows["DMS_score"].to_numpy(dtype=float)
+    out = rows[["mutant", "fold"]].assign(normalized_target=np.nan)
+    for method in methods:
+        out[method] = np.nan
+    for fold in sorted(set(rows["fold"])):
+        test = (rows["fold"] == fold).to_numpy()
+        mean, std = y[~test].mean(), y[~test].std()
+        out.loc[test, "normalized_target"] = (y[test] - mean) / (std + 1e-10)
+        y_train = (y[~test] - mean) / (std + 1e-10)
+        for offset, method in enumerate(methods):
+            fit = METHODS[method]
+            out.loc[test, method] = fit(x[~test], y_train, x[test], seed + 1000 * fold + offset)
+    out.attrs = {
+        "rows": len(table),
+        "singles": len(rows),
+        "multiples_left_out": len(table) - len(rows),
+    }
+    return out
+
+
+def score_leaderboard(predictions: pd.DataFrame, methods) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(per fold and method: Spearman, MSE, R^2 and the fold's train and test rows; per method:
+    the pooled Spearman, MSE and R^2 over all out-of-fold rows, beside each score's mean over
+    the folds, its standard error and the counts of finished and failed folds)."""
+    folds = []
+    for method in methods:
+        for fold, part in predictions.groupby("fold", sort=True):
+            scores = fold_scores(part["normalized_target"], part[method])
+            test = len(part)
+            folds.append({"method": method, "fold": fold, **scores,
+                          "train_rows": len(predictions) - test, "test_rows": test})  # fmt: skip
+    folds = pd.DataFrame(folds)
+    summary = summarize_folds(folds.assign(dataset="", scheme=""), by=("method",))
+    pooled = pd.DataFrame(
+        [
+            {
+                "method": m,
+                **{
+                    f"pooled_{k}": v
+                    for k, v in fold_scores(
+                        predictions["normalized_target"], predictions[m]
+                    ).items()
+                },
+            }  # fmt: skip
+            for m in methods
+        ]
+    )
+    summary = pooled.merge(summary, on="method")
+    summary["rows"] = len(predictions)
+    return folds, summary
+
+
+def paired_difference(predictions: pd.DataFrame, a: str, b: str, draws: int = 2000, seed: int = 0):
+    """The pooled Spearman of method ``a`` minus that of ``b`` on the same rows, and its 95%
+    interval from a paired bootstrap over the rows: (difference, low, high)."""
+    y = predictions["normalized_target"].to_numpy()
+    pa, pb = predictions[a].to_numpy(), predictions[b].to_numpy()
+    rng = np.random.default_rng(seed)
+    samples = []
+    for _ in range(draws):
+        rows = rng.integers(0, len(y), len(y))
+        samples.append(spearman(y[rows], pa[rows]) - spearman(y[rows], pb[rows]))
+    low, high = np.nanpercentile(samples, [2.5, 97.5])
+    return spearman(y, pa) - spearman(y, pb), float(low), float(high)

@@ -1,0 +1,182 @@
+"""ProteinGym's supervised leaderboard (whcore.pipeline.leaderboard, whcore.data.proteingym):
+on a small published-format table, the singles, folds, standardization, pooled and per-fold
+Spearman against a slow reference written from ProteinGym's definitions; the One-Hot model's
+training against PyTorch's AdamW; the raw GB1 and avGFP singles against ProteinGym's counts."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from scipy import stats
+from sklearn.linear_model import RidgeCV
+
+from whcore.data import proteingym
+from whcore.pipeline import leaderboard
+from whcore.pipeline.leaderboard import (
+    RIDGE_ALPHAS,
+    OneHotSettings,
+    fit_onehot,
+    out_of_fold,
+    paired_difference,
+    score_leaderboard,
+)
+
+# a fold of unseen positions has constant ridge predictions: the reference's Spearman is NaN there
+pytestmark = pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
+
+TARGET = "MKTAYIAKQRQISFVKSHFSRQ"
+
+
+def published_table(with_folds: bool) -> pd.DataFrame:
+    """A ProteinGym-format table: singles at 12 positions (several per position), a few double
+    mutants (scored by nobody: the leaderboard keeps singles), and the singles' fold columns."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for position in range(2, 22, 1 + (rng.random() < 0.3)):
+        for new in rng.choice(list("ACDEGHLNPRSVWY"), 4, replace=False):
+            if new != TARGET[position - 1]:
+                rows.append([(TARGET[position - 1], position, new)])
+    for _ in range(6):
+        rows.append([(TARGET[1], 2, "W"), (TARGET[9], 10, "P")])
+    table = []
+    for mutations in rows:
+        sequence = list(TARGET)
+        for _, position, new in mutations:
+            sequence[position - 1] = new
+        score = sum(0.1 * p * (new in "DEKR") - 0.05 * p for _, p, new in mutations)
+        mutant = ":".join(f"{w}{p}{n}" for w, p, n in mutations)
+        table.append([mutant, "".join(sequence), score + rng.normal(0, 0.3)])
+    table = pd.DataFrame(table, columns=["mutant", "mutated_sequence", "DMS_score"])
+    if with_folds:
+        singles = ~table["mutant"].str.contains(":")
+        table.loc[singles, "fold_random_5"] = rng.integers(0, 5, singles.sum())
+    return table
+
+
+def reference_scores(table: pd.DataFrame, folds) -> dict:
+    """ProteinGym's statistic, slowly: per fold, targets standardized with the training folds'
+    mean and standard deviation, a ridge fitted on them; one Spearman over the pooled held-out
+    predictions and normalized targets, and the mean of the folds' Spearman."""
+    x = np.array([[float(a == b) for a in s for b in leaderboard.AMINO_ACIDS]
+                  for s in table["mutated_sequence"]])  # fmt: skip
+    y = table["DMS_score"].to_numpy()
+    labels, predictions, per_fold = [], [], []
+    for fold in sorted(set(folds)):
+        test = np.asarray(folds) == fold
+        mean, std = np.mean(y[~test]), np.sqrt(np.mean((y[~test] - np.mean(y[~test])) ** 2))
+        model = RidgeCV(alphas=RIDGE_ALPHAS).fit(x[~test], (y[~test] - mean) / (std + 1e-10))
+        labels += list((y[test] - mean) / (std + 1e-10))
+        predictions += list(model.predict(x[test]))
+        per_fold.append(stats.spearmanr(labels[-test.sum() :], predictions[-test.sum() :])[0])
+    return {"pooled": stats.spearmanr(labels, predictions)[0], "mean": np.mean(per_fold)}
+
+
+def test_the_files_folds_singles_and_pooled_spearman_are_proteingyms():
+    table = published_table(with_folds=True)
+    predictions = out_of_fold(table, "fold_random_5", ["ridge"])
+    singles = table[~table["mutant"].str.contains(":")]
+    assert predictions.attrs == {"rows": len(table), "singles": len(singles),
+                                 "multiples_left_out": 6}  # fmt: skip
+    np.testing.assert_array_equal(predictions["fold"], singles["fold_random_5"])
+    _, summary = score_leaderboard(predictions, ["ridge"])
+    expected = reference_scores(singles.reset_index(drop=True), singles["fold_random_5"])
+    assert summary["pooled_spearman"].iloc[0] == pytest.approx(expected["pooled"], abs=1e-10)
+    assert summary["spearman_mean"].iloc[0] == pytest.approx(expected["mean"], abs=1e-10)
+    assert summary["pooled_spearman"].iloc[0] != pytest.approx(expected["mean"], abs=1e-3)
+
+
+@pytest.mark.parametrize("scheme", ["fold_modulo_5", "fold_contiguous_5"])
+def test_computed_folds_are_proteingyms_on_the_singles(scheme):
+    table = published_table(with_folds=False)
+    predictions = out_of_fold(table, scheme, ["ridge"])
+    positions = [int(m[1:-1]) for m in predictions["mutant"]]
+    distinct = sorted(set(positions))
+    if scheme == "fold_modulo_5":
+        fold_of = {p: i % 5 for i, p in enumerate(distinct)}
+    else:
+        size, longer = divmod(len(distinct), 5)
+        runs = sum(([f] * (size + (f < longer)) for f in range(5)), [])
+        fold_of = dict(zip(distinct, runs))
+    np.testing.assert_array_equal(predictions["fold"], [fold_of[p] for p in positions])
+    _, summary = score_leaderboard(predictions, ["ridge"])
+    expected = reference_scores(table[~table["mutant"].str.contains(":")], predictions["fold"])
+    assert summary["pooled_spearman"].iloc[0] == pytest.approx(expected["pooled"], abs=1e-10)
+
+
+def test_a_constant_fold_is_a_failed_fold_never_averaged(monkeypatch):
+    monkeypatch.setitem(
+        leaderboard.METHODS, "constant", lambda x, y, x_test, seed: 0 * x_test[:, 0]
+    )
+    predictions = out_of_fold(published_table(True), "fold_random_5", ["ridge", "constant"])
+    _, summary = score_leaderboard(predictions, ["ridge", "constant"])
+    constant = summary.set_index("method").loc["constant"]
+    assert constant["folds"] == 0 and constant["failed_folds"] == 5
+    assert math.isnan(constant["spearman_mean"]) and math.isnan(constant["pooled_spearman"])
+    difference, low, high = paired_difference(predictions, "ridge", "ridge", draws=50)
+    assert difference == 0 and low == 0 and high == 0
+
+
+def torch_onehot(x, y, x_test, seed: int, s: OneHotSettings) -> np.ndarray:
+    """The One-Hot model as ProteinNPT trains it, in PyTorch: nn.Linear, AdamW with weight
+    decay on the weights only, gradient norm clipped, warm-up then cosine; the same initial
+    values and batches as fit_onehot's seed draws."""
+    rng = np.random.default_rng(seed)
+    bound = 1 / math.sqrt(x.shape[1])
+    layer = torch.nn.Linear(x.shape[1], 1).double()
+    with torch.no_grad():
+        layer.weight[:] = torch.tensor(rng.uniform(-bound, bound, x.shape[1]))
+        layer.bias[:] = torch.tensor(rng.uniform(-bound, bound, 1))
+    groups = [{"params": [layer.weight], "weight_decay": s.weight_decay},
+              {"params": [layer.bias], "weight_decay": 0.0}]  # fmt: skip
+    optimizer = torch.optim.AdamW(groups, lr=s.max_lr, betas=s.betas, eps=s.eps)
+    x, y = torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)
+    order, step = [], 0
+    while step < s.steps:
+        if not order:  # a new shuffled epoch, cut into batches
+            perm = rng.permutation(len(y))
+            order = [perm[i : i + s.batch] for i in range(0, len(y), s.batch)]
+        rows = torch.tensor(order.pop(0))
+        step += 1
+        warm = step <= s.warmup
+        progress = (step - s.warmup) / (s.steps - s.warmup)
+        cosine = s.min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (s.max_lr - s.min_lr)
+        for group in optimizer.param_groups:
+            group["lr"] = s.max_lr * step / s.warmup if warm else cosine
+        loss = ((layer(x[rows]).squeeze(-1) - y[rows]) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(layer.parameters(), s.clip)
+        optimizer.step()
+    with torch.no_grad():
+        return layer(torch.tensor(x_test, dtype=torch.float64)).squeeze(-1).numpy()
+
+
+def test_onehot_training_is_pytorchs_adamw():
+    table = published_table(with_folds=False)
+    table = table[~table["mutant"].str.contains(":")]
+    x = leaderboard.onehot_sequences(table["mutated_sequence"])
+    y = 3 * (table["DMS_score"].to_numpy() - table["DMS_score"].mean())  # clipping is active
+    settings = OneHotSettings(steps=300, batch=16, warmup=20, max_lr=0.05, min_lr=0.005)
+    ours = fit_onehot(x[10:], y[10:], x[:10], seed=3, s=settings)
+    reference = torch_onehot(x[10:], y[10:], x[:10], seed=3, s=settings)
+    np.testing.assert_allclose(ours, reference, rtol=1e-8, atol=1e-10)
+
+
+def test_raw_singles_are_proteingyms_assays(data_mirror):
+    gb1_raw = data_mirror / "gb1" / "four_mutations_full_data.csv.zip"
+    gfp_raw = data_mirror / "avgfp" / "amino_acid_genotypes_to_brightness.tsv"
+    if not gb1_raw.exists() or not gfp_raw.exists():
+        pytest.skip(f"{gb1_raw} or {gfp_raw} not in the mirror")
+    gb1, gfp = proteingym.gb1_singles(gb1_raw), proteingym.avgfp_singles(gfp_raw)
+    # DMS_number_single_mutants of ProteinGym's reference file
+    assert len(gb1) == gb1["mutant"].nunique() == 76
+    assert len(gfp) == gfp["mutant"].nunique() == 1084
+    assert {m[:-1] for m in gb1["mutant"]} == {"V265", "D266", "G267", "V280"}
+    # ProteinGym's binarization cutoff of SPG1_STRSG_Wu_2016 (method: median) is the singles'
+    assert gb1["DMS_score"].median() == pytest.approx(0.1224388752, abs=1e-10)
+    assert (gfp["mutated_sequence"].str.len() == 238).all()
+    assert gfp["mutant"].iloc[0] == "A110D"  # the file's first single, SA108D, plus 2
