@@ -321,6 +321,13 @@ def test_real_claims_count_subsamples_not_seeds():
     assert beats == {UNSURE}  # 2 subsamples x 3 seeds: 2 units per cell
 
 
+def test_the_real_claims_name_only_the_papers_rivals():
+    """A baseline the project adds for users (ridge) is no rival of the paper's claims."""
+    ids = {c.id for c in real_claims(real_selected(0.3, units=2)) if "_beats_" in c.id}
+    rivals = {"standard", "ens", "lasso", "rf", "xgboost"}
+    assert ids == {f"real_hashwh_beats_{rival}" for rival in rivals}
+
+
 def test_an_inconclusive_claim_says_how_many_units_would_settle_it():
     claim = real_claims(real_selected(0.02, units=3))[0]
     assert claim.verdict == UNSURE and "units per cell would give this claim" in claim.needed

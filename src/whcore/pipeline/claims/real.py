@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..baselines import FAMILIES
+from ..families import PAPER_BASELINES
 from .stats import (
     ALPHA,
     FAILS,
@@ -46,7 +46,7 @@ def best_hashwh(selected: pd.DataFrame, value: str = "test_r2") -> pd.DataFrame:
 
 def real_claims(tables, settings=None) -> list[Claim]:
     selected = tables["real_selected"]
-    rivals = ["standard", "ens", *FAMILIES]
+    rivals = ["standard", "ens", *PAPER_BASELINES]
     if not (selected["method"] == "hashwh").any():
         return [skipped(f"real_hashwh_beats_{r}", QUOTE, SOURCE, "no HashWH runs") for r in rivals]
     hashwh = unit_means(best_hashwh(selected), UNIT)
