@@ -1,14 +1,17 @@
 """GB1 and avGFP singles under fold_random_5, beside ProteinGym's supervised leaderboard.
 
-    python benchmarks/leaderboard.py [--draws 20] [--mirror <raw folder>]
+    python benchmarks/leaderboard.py [--draws 20] [--network-draws 3] [--mirror <raw folder>]
 
 Builds ProteinGym's SPG1_STRSG_Wu_2016 and GFP_AEQVI_Sarkisyan_2016 single-mutant tables from the
 raw files (``whcore.data.proteingym``), and scores the One-Hot baseline and ridge under the
 leaderboard mode (``whcore.pipeline.leaderboard``) on ``--draws`` random fold draws (seeds 0, 1,
-...): ProteinGym's own draw cannot be re-drawn, so a published number is compared with the spread
-of the draws. Prints assay | method | pooled Spearman (median over draws, min-max) | per-fold mean
-| MSE | R^2 | leaderboard, the paired One-Hot - ridge difference (draw 0, bootstrap over rows,
-and its range over the draws), and writes ``benchmarks/results/leaderboard.json``. Not run by
+...), and the project's networks (standard, HashWH: configuration and epoch count selected on
+20% of the training folds, then refit on all four) on the first ``--network-draws`` of them
+(default 3: their grid is what takes the time). ProteinGym's own draw cannot be re-drawn, so a
+published number is compared with the spread of the draws. Prints assay | method | pooled
+Spearman (median over draws, min-max) | per-fold mean | MSE | R^2 | leaderboard, the paired
+One-Hot - ridge difference (draw 0, bootstrap over rows, and its range over the draws), the
+paired HashWH - standard difference (draw 0), each assay's seconds, and writes ``benchmarks/results/leaderboard.json``. Not run by
 the tests.
 
 The leaderboard's numbers: ``benchmarks/DMS_supervised/substitutions/{Spearman,MSE}/
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -38,15 +42,19 @@ ASSAYS = {
     "GFP_AEQVI_Sarkisyan_2016": (avgfp_singles, "avgfp/amino_acid_genotypes_to_brightness.tsv"),
 }
 METHODS = ["onehot", "ridge"]
+NETWORKS = ["standard", "hashwh"]  # selected and refit (leaderboard.NETWORK_GRIDS, _TRAINING)
 
 
-def score_draws(table, draws: int) -> dict:
-    """Per method, every draw's pooled and mean Spearman, MSE and R^2; the paired difference."""
-    out = {m: {k: [] for k in ("pooled", "mean", "mse", "r2", "failed")} for m in METHODS}
+def score_draws(table, draws: int, network_draws: int) -> dict:
+    """Per method, every draw's pooled and mean Spearman, MSE and R^2 (the networks on the
+    first ``network_draws`` draws); the paired differences."""
+    everyone = METHODS + NETWORKS
+    out = {m: {k: [] for k in ("pooled", "mean", "mse", "r2", "failed")} for m in everyone}
     differences = []
     for seed in range(draws):
-        predictions = out_of_fold(table, "fold_random_5", METHODS, seed=seed)
-        _, summary = score_leaderboard(predictions, METHODS)
+        methods = everyone if seed < network_draws else METHODS
+        predictions = out_of_fold(table, "fold_random_5", methods, seed=seed)
+        _, summary = score_leaderboard(predictions, methods)
         for row in summary.itertuples():
             scores = out[row.method]
             scores["pooled"].append(row.pooled_spearman)
@@ -58,6 +66,10 @@ def score_draws(table, draws: int) -> dict:
         differences.append(pooled["onehot"] - pooled["ridge"])
         if seed == 0:
             first = paired_difference(predictions, "onehot", "ridge")
+            if network_draws:
+                out["paired_hashwh_minus_standard"] = paired_difference(
+                    predictions, "hashwh", "standard"
+                )
     out["rows"] = predictions.attrs
     out["paired_onehot_minus_ridge"] = {"draw_0": first, "range": [min(differences),
                                                                    max(differences)]}  # fmt: skip
@@ -66,6 +78,8 @@ def score_draws(table, draws: int) -> dict:
 
 def line(assay: str, method: str, scores: dict) -> str:
     pooled, mean = np.array(scores["pooled"]), np.array(scores["mean"])
+    if not len(pooled):
+        return f"| {assay} | {method} | not run | | | | | |"
     board = f"{LEADERBOARD[assay][0]:.3f}" if method == "onehot" else "not a leaderboard model"
     return (
         f"| {assay} | {method} | {np.median(pooled):.3f} [{pooled.min():.3f}, {pooled.max():.3f}]"
@@ -77,6 +91,8 @@ def line(assay: str, method: str, scores: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument("--network-draws", type=int, default=3,
+                        help="draws on which the networks are scored too (the first ones)")  # fmt: skip
     parser.add_argument(
         "--mirror", default=os.environ.get("WHCORE_DATA_MIRROR", "../shared/datasets/raw")
     )
@@ -87,18 +103,26 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for assay, (build, raw) in ASSAYS.items():
         table = build(Path(args.mirror) / raw)
-        results[assay] = score_draws(table, args.draws)
-        for method in METHODS:
+        start = time.perf_counter()
+        results[assay] = score_draws(table, args.draws, args.network_draws)
+        results[assay]["seconds"] = time.perf_counter() - start
+        for method in METHODS + NETWORKS:
             print(line(assay, method, results[assay][method]), flush=True)
     for assay, result in results.items():
         difference, low, high = result["paired_onehot_minus_ridge"]["draw_0"]
         spread = result["paired_onehot_minus_ridge"]["range"]
         print(f"{assay}: One-Hot - ridge pooled Spearman {difference:+.3f} (draw 0, 95% paired "
               f"bootstrap over rows [{low:+.3f}, {high:+.3f}]; over draws "
-              f"[{spread[0]:+.3f}, {spread[1]:+.3f}]); rows {result['rows']}")  # fmt: skip
+              f"[{spread[0]:+.3f}, {spread[1]:+.3f}]); rows {result['rows']}; "
+              f"{result['seconds']:.0f}s")  # fmt: skip
+        if "paired_hashwh_minus_standard" in result:
+            difference, low, high = result["paired_hashwh_minus_standard"]
+            print(f"{assay}: HashWH - standard pooled Spearman {difference:+.3f} (draw 0, 95% "
+                  f"paired bootstrap over rows [{low:+.3f}, {high:+.3f}])")  # fmt: skip
     out = Path(__file__).parent / "results" / "leaderboard.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"draws": args.draws, "leaderboard": LEADERBOARD, **results},
+    out.write_text(json.dumps({"draws": args.draws, "network_draws": args.network_draws,
+                               "leaderboard": LEADERBOARD, **results},
                               indent=1, default=float))  # fmt: skip
 
 

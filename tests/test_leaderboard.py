@@ -5,6 +5,7 @@ training against PyTorch's AdamW; the raw GB1 and avGFP singles against ProteinG
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -180,3 +181,61 @@ def test_raw_singles_are_proteingyms_assays(data_mirror):
     assert gb1["DMS_score"].median() == pytest.approx(0.1224388752, abs=1e-10)
     assert (gfp["mutated_sequence"].str.len() == 238).all()
     assert gfp["mutant"].iloc[0] == "A110D"  # the file's first single, SA108D, plus 2
+
+
+TINY_GRIDS = {"standard": {}, "hashwh": {"b": [3, 4], "lam": [0.01, 0.1]}}
+
+
+def test_a_network_is_selected_on_a_fifth_of_the_training_folds_then_refit_on_all(monkeypatch):
+    calls = {}
+    original = leaderboard.refit_network
+
+    def select(method, data, seed, grids=None, training=None):
+        calls["select"] = (len(data.y_train), len(data.y_val), data.n)
+        return {"b": 4, "lam": 0.1}, 3, 0.5
+
+    def refit(method, params, epochs, x, y, x_test, seed, training=None):
+        calls["refit"] = (params, epochs, len(y), x.shape[1])
+        return original(method, params, epochs, x, y, x_test, seed, training)
+
+    trained = []
+    monkeypatch.setattr(leaderboard, "select_network", select)
+    monkeypatch.setattr(leaderboard, "refit_network", refit)
+    from whcore.core import training
+
+    real_train = training.train
+    monkeypatch.setattr(training, "train", lambda *a, **k: trained.append(a) or real_train(*a, **k))
+    rng = np.random.default_rng(0)
+    x = np.hstack([rng.integers(0, 2, (50, 6)), np.ones((50, 3))])  # 3 constant columns
+    prediction = leaderboard.fit_network("hashwh", x[:40], rng.normal(size=40), x[40:], seed=1)
+    assert calls["select"] == (32, 8, 6)  # 20% of the 40 training rows validate, n = 6
+    assert calls["refit"] == ({"b": 4, "lam": 0.1}, 3, 40, 6)
+    data, _, _, _, config = trained[0][:5]
+    assert len(data.y_train) == 40 and config.epochs == 3 and config.patience is None
+    assert prediction.shape == (10,) and np.isfinite(prediction).all()
+
+
+def test_selection_takes_the_lowest_validation_mse_over_configurations_and_epochs():
+    from whcore.core.arrays import Data
+    from whcore.core.training import train_grid
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2, (60, 6)).astype(float)
+    y = x[:, 0] - x[:, 1] * x[:, 2] + 0.1 * rng.normal(size=60)
+    data = Data(x[:45], y[:45], x[45:], y[45:])
+    params, epoch, val_mse = leaderboard.select_network("hashwh", data, 3, TINY_GRIDS)
+    runs = [train_grid(data, "hashwh", [{"b": b, "lam": lam} for lam in (0.01, 0.1)], [3],
+                       leaderboard.NETWORK_TRAINING, log=lambda _: None) for b in (3, 4)]  # fmt: skip
+    records = pd.concat(runs)
+    lowest = records[records["epoch"] >= 1]["val_mse"].min()
+    assert val_mse == pytest.approx(lowest) and epoch >= 1 and params["b"] in (3, 4)
+
+
+def test_the_networks_score_every_single_beside_one_hot(monkeypatch):
+    monkeypatch.setattr(leaderboard, "NETWORK_GRIDS", TINY_GRIDS)
+    quick = dataclasses.replace(leaderboard.NETWORK_TRAINING, epochs=3)
+    monkeypatch.setattr(leaderboard, "NETWORK_TRAINING", quick)
+    predictions = out_of_fold(published_table(True), "fold_random_5", ["standard", "hashwh"])
+    assert predictions[["standard", "hashwh"]].notna().all().all()
+    _, summary = score_leaderboard(predictions, ["standard", "hashwh"])
+    assert (summary["failed_folds"] == 0).all()

@@ -119,6 +119,10 @@ def test_folds_that_cannot_be_had_are_refused_in_one_line(tmp_path):
          "real.datasets.mine.protocol", "is not one of"),
         (f"{{gb1: {OWN}, protocol: proteingym}}}}", "real.datasets.gb1.protocol",
          "applies to your own datasets"),
+        ("{mine: {file: a.csv, format: proteingym}}", "real.datasets.mine",
+         "'train_sizes' is a required property"),
+        ("{mine: {train_sizes: [10], file: a.csv, format: proteingym, protocol: proteingym}}",
+         "real.datasets.mine", "'val_size' is a dependency of 'train_sizes'"),
     ],
 )  # fmt: skip
 def test_protocol_keys_are_checked_in_one_line(entry, key, words):
@@ -127,12 +131,15 @@ def test_protocol_keys_are_checked_in_one_line(entry, key, words):
     assert_own_dataset_refused(entry, key, words)
 
 
-def protocol_contract(folds=""):
+CURVE = OWN.removeprefix("{") + ", "  # the train-size curve's keys of a dataset entry
+
+
+def protocol_contract(folds="", curve=CURVE):
     from test_config import changed, validate
 
     from whcore.pipeline.contract import Contract
 
-    entry = f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym{folds}}}}}"
+    entry = f"{{mine: {{{curve}file: a.csv, format: proteingym, protocol: proteingym{folds}}}}}"
     config = changed("real.datasets", entry)
     config["real"]["runtime_dataset"] = "mine"
     for experiment in ("spectrum", "synthetic", "ablation", "entacmaea_energy"):
@@ -262,3 +269,56 @@ def test_the_log_counts_genotypes_variants_and_merges_per_fold(tmp_path):
         parsed.summary()
     )
     assert parsed.merged == 2 and parsed.fold_conflicts["fold_random_5"] == 1
+
+
+def test_the_protocol_alone_plans_no_curve_and_its_report_reads_only_the_protocol(tmp_path):
+    contract = protocol_contract(", folds: [fold_random_5]", curve="")
+    assert "train_sizes" not in contract.config["real"]["datasets"]["mine"]
+    assert not contract.outputs("train", experiment="real")
+    assert not contract.outputs("baselines", experiment="real")
+    assert len(contract.outputs("train", experiment="protocol", dataset="mine")) > 0
+    assert not [j for j in contract.jobs.values() if j.kind in ("epistasis", "aggregate")
+                and "real" in str(j.spec.to_dict())]  # fmt: skip
+    (claims,) = [j for j in contract.jobs.values() if j.kind == "claims"]
+    assert list(claims.inputs) == [contract.layout.protocol_table("mine")]
+    assert "protocol_spearman" in contract.figures() and "fig5a_real_r2" not in contract.figures()
+
+
+def test_a_report_of_the_protocol_alone_is_its_section(tmp_path):
+    from test_protocol import fold_frame
+
+    from whcore.pipeline.claims.userdata import NO_CURVE, write_report
+    from whcore.pipeline.protocol import summarize_folds
+
+    frame = fold_frame({"hashwh": [0.8, 0.7, 0.9, 0.6, 0.8], "lasso": [0.5, 0.6, 0.4, 0.5, 0.7]})
+    table = frame.merge(summarize_folds(frame), on=["dataset", "scheme", "method"])
+    summary, _ = write_report({"protocol_mine": table}, tmp_path / "c.md", tmp_path / "c.json")
+    report = (tmp_path / "c.md").read_text()
+    assert NO_CURVE in report and "## Whole-table protocol on ProteinGym's folds" in report
+    assert "train size" not in report.split(NO_CURVE)[1] and summary.empty
+
+
+def test_a_snakemake_dry_run_plans_the_protocol_alone(tmp_path):
+    import subprocess
+
+    import yaml
+    from conftest import snakemake_cmd, snakemake_env
+
+    fold_table(tmp_path / "a.csv")
+    config = protocol_contract(", folds: [fold_random_5]", curve="").config
+    (tmp_path / "gym.yaml").write_text(yaml.safe_dump(config))
+    command = snakemake_cmd(tmp_path, "-n", "--configfile", str(tmp_path / "gym.yaml"))
+    result = subprocess.run(command, env=snakemake_env(), text=True, capture_output=True)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
+    assert "real_selected" not in result.stdout and "protocol_mine" in result.stdout
+
+
+def test_epistasis_of_a_dataset_without_a_curve_is_refused_in_one_line():
+    from test_config import validate
+
+    from whcore.pipeline.config import ConfigError
+
+    config = protocol_contract(curve="").config
+    config["epistasis"]["datasets"] = ["mine"]
+    with pytest.raises(ConfigError, match=r"^config key epistasis.datasets: 'mine' runs Pro"):
+        validate(config)

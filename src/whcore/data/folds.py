@@ -38,6 +38,7 @@ __all__ = [
     "fold_split",
     "fold_unit_seed",
     "keep_singles",
+    "validation_split",
 ]
 
 SCHEMES = ("fold_random_5", "fold_modulo_5", "fold_contiguous_5")
@@ -106,10 +107,16 @@ def fold_indices(folds, held_out: int, val_fraction: float = 0.2, seed: int = 0)
     test = np.flatnonzero(folds == held_out)
     if not len(test):
         raise ValueError(f"fold {held_out} has no rows (folds present: {sorted(set(folds))})")
-    rest = np.flatnonzero(folds != held_out)
-    shuffled = np.random.default_rng(seed).permutation(rest)
-    n_val = max(1, int(round(val_fraction * len(rest))))
-    return np.sort(shuffled[n_val:]), np.sort(shuffled[:n_val]), test
+    train, val = validation_split(np.flatnonzero(folds != held_out), val_fraction, seed)
+    return train, val, test
+
+
+def validation_split(rows, val_fraction: float = 0.2, seed: int = 0):
+    """(train, validation) of the row indices ``rows``: a seeded ``val_fraction`` of them (at
+    least one) validates, the rest trains; both sorted."""
+    shuffled = np.random.default_rng(seed).permutation(np.asarray(rows))
+    n_val = max(1, int(round(val_fraction * len(shuffled))))
+    return np.sort(shuffled[n_val:]), np.sort(shuffled[:n_val])
 
 
 def fold_unit_seed(source: str, scheme: str, held_out: int, data_seed: int) -> int:

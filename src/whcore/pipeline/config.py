@@ -27,6 +27,8 @@ __all__ = [
     "dataset_settings",
     "load_config",
     "memory_limit_bytes",
+    "curve_datasets",
+    "epistasis_datasets",
     "protocol_datasets",
     "user_datasets",
     "validate_config",
@@ -57,6 +59,20 @@ def protocol_datasets(config: dict) -> dict[str, list[str]]:
         for name, entry in real.get("datasets", {}).items()
         if entry.get("protocol") == "proteingym"
     }
+
+
+def curve_datasets(config: dict) -> list[str]:
+    """The real datasets that run the train-size curve: all but those of ProteinGym's protocol
+    given without ``train_sizes`` (the protocol alone)."""
+    return [name for name, entry in config["real"]["datasets"].items() if "train_sizes" in entry]
+
+
+def epistasis_datasets(config: dict) -> list[str]:
+    """The datasets the epistasis analysis reads: ``epistasis.datasets``, else every one of the
+    user's own that runs the curve (the analysis reads its largest train size)."""
+    names = config["epistasis"]["datasets"]
+    curves = curve_datasets(config)
+    return [n for n in user_datasets(config) if n in curves] if names is None else names
 
 
 def dataset_settings(config: dict, name: str) -> dict:
@@ -317,8 +333,13 @@ def _check_epistasis(config: dict) -> None:
                 f"config key epistasis.datasets: {name!r} is not one of real.datasets "
                 f"({', '.join(real['datasets'])})"
             )
-    names = settings["datasets"]
-    for name in user_datasets(config) if names is None else names:
+    for name in epistasis_datasets(config):
+        if name not in curve_datasets(config):
+            raise ConfigError(
+                f"config key epistasis.datasets: {name!r} runs ProteinGym's protocol only, and "
+                "the analysis reads the networks of its largest train size; give it "
+                "train_sizes, or leave it out of epistasis.datasets"
+            )
         methods = dataset_settings(config, name)["methods"]
         if "standard" not in methods and "hashwh" not in methods:
             raise ConfigError(
@@ -382,6 +403,12 @@ def check_config(config: dict) -> None:
             raise ConfigError(
                 "config key real.runtime_dataset: "
                 f"{real['runtime_dataset']!r} is not one of real.datasets"
+            )
+        curves = curve_datasets(config)
+        if curves and real["runtime_dataset"] not in curves:
+            raise ConfigError(
+                f"config key real.runtime_dataset: {real['runtime_dataset']!r} has no "
+                f"train_sizes, so no runtimes; name one that has ({', '.join(curves)})"
             )
     _check_epistasis(config)
     ablation = config["ablation"]

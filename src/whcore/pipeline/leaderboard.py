@@ -33,25 +33,42 @@ bb68524: ``proteingym/merge_supervised.py``, ``performance_DMS_supervised_benchm
   is the same, its initial scale and decay differ slightly.
 - Ridge (``ridge``): the field's linear default, on the same encoding and scale, its penalty
   chosen per training set by efficient leave-one-out over ``RIDGE_ALPHAS``.
+- The project's networks (``standard``, ``hashwh``): trained by the library's loop
+  (``whcore.core.training.train_grid``) on the same encoding less the columns constant over
+  the table (a network's size grows with its inputs), on the same scale. A refit has no
+  validation rows to stop on, so its settings are chosen first: a seeded 20% of the four
+  training folds validates (``whcore.data.folds.validation_split``, the whole-table protocol's
+  split), the grid (``NETWORK_GRIDS``) trains on the other 80% with early stopping
+  (``NETWORK_TRAINING``), and the configuration and epoch of the lowest validation MSE are
+  selected; the network is then trained anew on all four training folds with that
+  configuration for exactly that many epochs, and predicts the test fold.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
-from ..data.folds import FOLDS, compute_folds, keep_singles
+from ..core.arrays import Data
+from ..core.settings import TrainConfig
+from ..data.folds import FOLDS, compute_folds, keep_singles, validation_split
+from .canonical import training_groups
 from .protocol import fold_scores, spearman, summarize_folds
 
 __all__ = [
     "AMINO_ACIDS",
     "METHODS",
+    "NETWORK_GRIDS",
+    "NETWORK_TRAINING",
     "ONEHOT",
     "RIDGE_ALPHAS",
     "OneHotSettings",
+    "fit_network",
     "fit_onehot",
     "fit_ridge",
     "learning_rate",
@@ -59,7 +76,9 @@ __all__ = [
     "onehot_sequences",
     "out_of_fold",
     "paired_difference",
+    "refit_network",
     "score_leaderboard",
+    "select_network",
 ]
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
@@ -175,7 +194,82 @@ def fit_ridge(x, y, x_test, seed: int) -> np.ndarray:
     return RidgeCV(alphas=RIDGE_ALPHAS).fit(x, y).predict(x_test)
 
 
-METHODS = {"onehot": fit_onehot, "ridge": fit_ridge}
+# The networks' grids (as a configuration's methods key) and training while selecting: small,
+# so that the five folds of GB1 and avGFP singles train in minutes on a laptop's CPU.
+NETWORK_GRIDS = {"standard": {}, "hashwh": {"b": [5, 7], "lam": [0.001, 0.01, 0.1]}}
+NETWORK_TRAINING = TrainConfig(
+    epochs=30, batch_size=32, lr=0.01, patience=5, width=0.25, vectorize=True, device="cpu"
+)
+VAL_FRACTION = 0.2  # the whole-table protocol's share of the training folds that validates
+
+
+def select_network(method: str, data: Data, seed: int, grids=None, training=None):
+    """(configuration, epoch, validation MSE) of the lowest validation MSE of ``method``'s grid
+    trained on ``data`` with early stopping; epoch 0 (untrained) is never selected. None where
+    every network diverged."""
+    from ..core.training import train_grid
+
+    grids = NETWORK_GRIDS if grids is None else grids
+    training = NETWORK_TRAINING if training is None else training
+    best = None
+    for _, _, grid in training_groups({method: grids[method]}):
+        records = train_grid(data, method, grid, [seed], training, log=lambda _: None)
+        ok = records[(records["status"] == "ok") & (records["epoch"] >= 1)]
+        if len(ok):
+            row = ok.loc[ok["val_mse"].idxmin()]
+            if best is None or row["val_mse"] < best[2]:
+                best = (grid[int(row["config"])], int(row["epoch"]), float(row["val_mse"]))
+    return best
+
+
+def refit_network(method: str, params: dict, epochs: int, x, y, x_test, seed: int,
+                  training=None) -> np.ndarray:  # fmt: skip
+    """Train ``method`` with ``params`` on (x, y) for exactly ``epochs`` epochs and predict
+    ``x_test`` (NaN where it diverged). No row validates: the records' validation columns
+    repeat the training rows and are never read."""
+    import torch
+
+    from ..core.training import train
+
+    prediction = np.full(len(x_test), np.nan)
+
+    def keep_last(model, epoch, members):
+        if epoch == epochs:
+            inputs = torch.as_tensor(
+                x_test, dtype=torch.float32, device=next(model.parameters()).device
+            )
+            prediction[:] = model.predict(inputs).reshape(-1).float().cpu().numpy()
+        return {}
+
+    training = NETWORK_TRAINING if training is None else training
+    fixed = dataclasses.replace(training, epochs=epochs, patience=None)
+    train(Data(x, y, x, y), method, params, [seed], fixed, keep_last, log=lambda _: None)
+    return prediction
+
+
+def fit_network(method: str, x, y, x_test, seed: int, grids=None,
+                training=None) -> np.ndarray:  # fmt: skip
+    """Select ``method``'s configuration and epoch count on a seeded 20% of (x, y), then refit
+    on all of (x, y) and predict ``x_test``; columns constant over x and x_test are left out."""
+    x, x_test = np.asarray(x, dtype=np.float32), np.asarray(x_test, dtype=np.float32)
+    both = np.vstack([x, x_test])
+    varying = both.min(axis=0) != both.max(axis=0)
+    x, x_test, y = x[:, varying], x_test[:, varying], np.asarray(y, dtype=np.float64)
+    train, val = validation_split(np.arange(len(y)), VAL_FRACTION, seed)
+    chosen = select_network(method, Data(x[train], y[train], x[val], y[val]), seed, grids,
+                            training)  # fmt: skip
+    if chosen is None:
+        return np.full(len(x_test), np.nan)
+    params, epochs, _ = chosen
+    return refit_network(method, params, epochs, x, y, x_test, seed, training)
+
+
+METHODS = {
+    "onehot": fit_onehot,
+    "ridge": fit_ridge,
+    "standard": partial(fit_network, "standard"),
+    "hashwh": partial(fit_network, "hashwh"),
+}
 
 
 def leaderboard_folds(table: pd.DataFrame, scheme: str, seed: int = 0) -> pd.DataFrame:

@@ -32,6 +32,7 @@ __all__ = [
     "CELL",
     "LEVEL",
     "best_per_cell",
+    "curve_lines",
     "paired_difference",
     "paired_differences",
     "protocol_lines",
@@ -219,8 +220,42 @@ def protocol_lines(summary: pd.DataFrame, folds: pd.DataFrame | None = None,
 
 def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: float = LEVEL):
     """``claims.md`` and ``claims.json`` of a run of the user's own data: per cell the methods
-    ranked by mean test R^2, the best one, and the paired differences to it."""
-    selected = tables["real_selected"]
+    ranked by mean test R^2, the best one, and the paired differences to it; then the
+    protocol's section. A run whose datasets all run the protocol alone has no train-size
+    curve (no ``real_selected`` table): its report is the protocol's section."""
+    record: dict = {"report": "own data", "level": level}
+    if "real_selected" in tables:
+        lines, summary, diffs, unit = curve_lines(tables["real_selected"], level)
+        record.update(
+            unit=unit,
+            cells=json.loads(summary.to_json(orient="records")),
+            differences=json.loads(diffs.to_json(orient="records")),
+        )
+    else:
+        lines = [OWN_DATA_TITLE, "", NO_CURVE]
+        summary, diffs = pd.DataFrame({"best": pd.Series(dtype=bool)}), pd.DataFrame()
+    protocol = None
+    if any(name.startswith("protocol_") for name in tables):
+        protocol = protocol_summary(tables)
+        lines += protocol_lines(protocol, protocol_folds(tables), level)
+    with atomic_path(md_path) as tmp:
+        Path(tmp).write_text("\n".join(lines) + "\n")
+    if protocol is not None:
+        record["protocol"] = json.loads(protocol.to_json(orient="records"))
+    with atomic_path(json_path) as tmp:
+        Path(tmp).write_text(json.dumps(record, indent=1))
+    return summary, diffs
+
+
+NO_CURVE = (
+    "Every dataset of this run runs ProteinGym's protocol alone (no train_sizes), so no "
+    "train-size curve ran: the comparison of the methods is the protocol's section below."
+)
+
+
+def curve_lines(selected: pd.DataFrame, level: float = LEVEL):
+    """The report's part on the train-size curve (``selected``: the ``real_selected`` table):
+    (lines, the best method per cell, the paired differences, the unit's name)."""
     unit = UNIT_OF[_unit_key(selected)]
     units = unit_values(selected)
     summary = best_per_cell(units)
@@ -273,21 +308,4 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
                 f"| {_label(row.method)} | {row.mean:.4f} | {sd} | {row.units} | {failed} | "
                 f"{gap} | {p} |"
             )
-    protocol = None
-    if any(name.startswith("protocol_") for name in tables):
-        protocol = protocol_summary(tables)
-        lines += protocol_lines(protocol, protocol_folds(tables), level)
-    with atomic_path(md_path) as tmp:
-        Path(tmp).write_text("\n".join(lines) + "\n")
-    record = {
-        "report": "own data",
-        "unit": unit,
-        "level": level,
-        "cells": json.loads(summary.to_json(orient="records")),
-        "differences": json.loads(diffs.to_json(orient="records")),
-    }
-    if protocol is not None:
-        record["protocol"] = json.loads(protocol.to_json(orient="records"))
-    with atomic_path(json_path) as tmp:
-        Path(tmp).write_text(json.dumps(record, indent=1))
-    return summary, diffs
+    return lines, summary, diffs, unit

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from ...core.footprint import job_memory_mb, step_rows
 from ..canonical import canonical
-from ..config import protocol_datasets, user_datasets
+from ..config import curve_datasets, protocol_datasets, user_datasets
 from ..jobs import JobSpec
 from ..jobs.train import TrainSpec
 from ..layout import Layout
@@ -91,6 +91,8 @@ class Plan:
     def enabled(self, experiment: str) -> bool:
         if experiment == "protocol":  # part of the real experiment, for the datasets asking
             return bool(protocol_datasets(self.config))
+        if experiment == "real":  # its curve's tables and figures: none without a curve
+            return self.config["real"]["enabled"] and bool(curve_datasets(self.config))
         return self.config[experiment]["enabled"]
 
     def own_data_only(self) -> bool:

@@ -9,7 +9,13 @@ from ...data.custom import raw_file_name
 from ...data.datasets import REGISTRY
 from ...data.folds import FOLDS
 from ..canonical import training_groups
-from ..config import dataset_settings, protocol_datasets, user_datasets
+from ..config import (
+    curve_datasets,
+    dataset_settings,
+    epistasis_datasets,
+    protocol_datasets,
+    user_datasets,
+)
 from ..jobs.baselines import BaselinesSpec
 from ..jobs.download_user import DownloadUserSpec
 from ..jobs.epistasis import EpistasisSpec
@@ -67,7 +73,7 @@ def add_real(plan: Plan) -> None:
     config, real = plan.config, plan.config["real"]
     if not real["enabled"]:
         return
-    for name in real["datasets"]:
+    for name in curve_datasets(config):
         ds = dataset_settings(config, name)
         for size, dseed, group in itertools.product(
             ds["train_sizes"], range(real["data_seeds"]), training_groups(ds["methods"])
@@ -91,7 +97,7 @@ def add_real(plan: Plan) -> None:
 
 def _add_baselines(plan: Plan) -> None:
     config, real = plan.config, plan.config["real"]
-    for name in real["datasets"]:
+    for name in curve_datasets(config):
         ds = dataset_settings(config, name)
         for (family, grid), size, dseed in itertools.product(
             ds["baselines"].items(), ds["train_sizes"], range(real["data_seeds"])
@@ -127,8 +133,7 @@ def add_epistasis(plan: Plan) -> None:
     config, settings = plan.config, plan.config["epistasis"]
     if not (config["real"]["enabled"] and settings["enabled"]):
         return
-    names = settings["datasets"]
-    names = list(user_datasets(config)) if names is None else names
+    names = epistasis_datasets(config)
     selected = plan.layout.table_path("real_selected")
     for name in names:
         ds = dataset_settings(config, name)
