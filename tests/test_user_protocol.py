@@ -6,6 +6,7 @@ of one dataset's protocol from the records."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -134,12 +135,12 @@ def test_protocol_keys_are_checked_in_one_line(entry, key, words):
 CURVE = OWN.removeprefix("{") + ", "  # the train-size curve's keys of a dataset entry
 
 
-def protocol_contract(folds="", curve=CURVE):
+def protocol_contract(folds="", curve=CURVE, protocol="proteingym"):
     from test_config import changed, validate
 
     from whcore.pipeline.contract import Contract
 
-    entry = f"{{mine: {{{curve}file: a.csv, format: proteingym, protocol: proteingym{folds}}}}}"
+    entry = f"{{mine: {{{curve}file: a.csv, format: proteingym, protocol: {protocol}{folds}}}}}"
     config = changed("real.datasets", entry)
     config["real"]["runtime_dataset"] = "mine"
     for experiment in ("spectrum", "synthetic", "ablation", "entacmaea_energy"):
@@ -295,22 +296,25 @@ def test_a_report_of_the_protocol_alone_is_its_section(tmp_path):
     summary, _ = write_report({"protocol_mine": table}, tmp_path / "c.md", tmp_path / "c.json")
     report = (tmp_path / "c.md").read_text()
     assert NO_CURVE in report and "## Whole-table protocol on ProteinGym's folds" in report
+    assert "leaderboard" not in report.split("## ")[-1]
     assert "train size" not in report.split(NO_CURVE)[1] and summary.empty
 
 
-def test_a_snakemake_dry_run_plans_the_protocol_alone(tmp_path):
+@pytest.mark.parametrize("protocol", ["proteingym", "leaderboard"])
+def test_a_snakemake_dry_run_plans_the_protocol_alone(tmp_path, protocol):
     import subprocess
 
     import yaml
     from conftest import snakemake_cmd, snakemake_env
 
     fold_table(tmp_path / "a.csv")
-    config = protocol_contract(", folds: [fold_random_5]", curve="").config
+    config = protocol_contract(", folds: [fold_random_5]", curve="", protocol=protocol).config
     (tmp_path / "gym.yaml").write_text(yaml.safe_dump(config))
     command = snakemake_cmd(tmp_path, "-n", "--configfile", str(tmp_path / "gym.yaml"))
     result = subprocess.run(command, env=snakemake_env(), text=True, capture_output=True)
     assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
-    assert "real_selected" not in result.stdout and "protocol_mine" in result.stdout
+    table = {"proteingym": "protocol_mine", "leaderboard": "leaderboard_mine"}[protocol]
+    assert "real_selected" not in result.stdout and f"tables/{table}.parquet" in result.stdout
 
 
 def test_epistasis_of_a_dataset_without_a_curve_is_refused_in_one_line():
@@ -322,3 +326,56 @@ def test_epistasis_of_a_dataset_without_a_curve_is_refused_in_one_line():
     config["epistasis"]["datasets"] = ["mine"]
     with pytest.raises(ConfigError, match=r"^config key epistasis.datasets: 'mine' runs Pro"):
         validate(config)
+
+
+def test_the_leaderboard_mode_plans_one_job_apart_from_the_whole_table_protocol():
+    contract = protocol_contract(", folds: [fold_random_5]", curve="", protocol="leaderboard")
+    (job,) = contract.jobs_of("leaderboard")
+    assert job.spec.schemes == ["fold_random_5"] and job.spec.raw == "a.csv"
+    assert job.spec.methods == ["onehot", "ridge", "standard", "hashwh"]
+    assert not contract.outputs("train") and not contract.outputs("baselines")
+    (claims,) = [j for j in contract.jobs.values() if j.kind == "claims"]
+    assert list(claims.inputs) == [contract.layout.table_path("leaderboard_mine")]
+
+
+def test_leaderboard_mode_is_for_proteingym_files_only():
+    from test_config import assert_own_dataset_refused
+
+    entry = "{mine: {file: a.csv, format: binary, target_column: y, protocol: leaderboard}}"
+    assert_own_dataset_refused(entry, "real.datasets.mine.protocol", "use protocol: proteingym")
+
+
+def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, monkeypatch):
+    import dataclasses
+
+    from test_leaderboard import published_table
+
+    from whcore.pipeline import leaderboard
+    from whcore.pipeline.claims.userdata import write_report
+    from whcore.pipeline.cli import main as whcore
+
+    monkeypatch.setattr(leaderboard, "NETWORK_GRIDS", {"hashwh": {"b": [3], "lam": [0.01]}})
+    quick = dataclasses.replace(leaderboard.NETWORK_TRAINING, epochs=3)
+    monkeypatch.setattr(leaderboard, "NETWORK_TRAINING", quick)
+    table = published_table(with_folds=True).rename(columns={"DMS_score": "fitness"})
+    table.to_csv(tmp_path / "gym.csv", index=False)
+    out = tmp_path / "leaderboard_mine.parquet"
+    spec = {"dataset": "mine", "raw": str(tmp_path / "gym.csv"),
+            "source": {"format": "proteingym", "target_column": "fitness"},
+            "schemes": ["fold_random_5", "fold_modulo_5"], "methods": ["ridge", "hashwh"],
+            "outputs": {"table": str(out)}}  # fmt: skip
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    assert whcore(["leaderboard", "--spec", str(tmp_path / "spec.json")]) in (0, None)
+    board = pd.read_parquet(out)
+    from whcore.core.io import read_parquet_metadata
+
+    assert read_parquet_metadata(out)["provenance"]["started"]  # the claims job reads it
+    assert set(zip(board["scheme"], board["method"])) == {
+        (s, m) for s in ("fold_random_5", "fold_modulo_5") for m in ("ridge", "hashwh")
+    }
+    assert (board["multiples_left_out"] == 6).all() and board["pooled_spearman"].notna().all()
+    write_report({"leaderboard_mine": board}, tmp_path / "c.md", tmp_path / "c.json")
+    report = (tmp_path / "c.md").read_text()
+    assert "## Beside ProteinGym's supervised leaderboard" in report
+    ridge = board[(board["method"] == "ridge") & (board["scheme"] == "fold_modulo_5")].iloc[0]
+    assert f"| mine | modulo | ridge | {ridge['pooled_spearman']:.4f} |" in report

@@ -9,7 +9,12 @@ import time
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import mirror_warning, missing_raw_lines
-from whcore.pipeline.config import ConfigError, protocol_datasets, user_datasets
+from whcore.pipeline.config import (
+    ConfigError,
+    leaderboard_datasets,
+    protocol_datasets,
+    user_datasets,
+)
 from whcore.pipeline.contract import load_contract
 from whcore.pipeline.jobs.aggregate import ROLES as AGGREGATE_ROLES
 from whcore.pipeline.jobs.aggregate import TABLES as AGGREGATE_TABLES
@@ -149,6 +154,8 @@ USER_DOWNLOADS = alternatives(
 EPISTASIS_DATASETS = alternatives(
     job.labels["dataset"] for job in CONTRACT.jobs_of("epistasis_figure")
 )
+# Datasets scored by the leaderboard mode.
+LEADERBOARD_DATASETS = alternatives(leaderboard_datasets(config))
 # Datasets under ProteinGym's supervised protocol, and its split schemes.
 PROTOCOL_DATASETS = alternatives(protocol_datasets(config))
 SCHEMES = alternatives(

@@ -42,6 +42,25 @@ rule binarize_user:
         "whcore binarize-user --spec {params.spec:q} > {log:q} 2>&1"
 
 
+rule leaderboard:
+    """Score your ProteinGym file as ProteinGym's supervised leaderboard scores an assay."""
+    input:
+        CONTRACT.inputs_of(table("leaderboard_{dataset}")),
+    output:
+        table("leaderboard_{dataset}"),
+    log:
+        LAYOUT.log(table("leaderboard_{dataset}")),
+    wildcard_constraints:
+        dataset=LEADERBOARD_DATASETS,
+    conda:
+        ENV
+    threads: config["train_threads"]
+    params:
+        spec=CONTRACT.spec_of(table("leaderboard_{dataset}")),
+    shell:
+        "whcore leaderboard --spec {params.spec:q} > {log:q} 2>&1"
+
+
 rule epistasis:
     """Selected networks' spectra: top interactions, energy by number of sites and site set."""
     input:

@@ -29,6 +29,7 @@ __all__ = [
     "memory_limit_bytes",
     "curve_datasets",
     "epistasis_datasets",
+    "leaderboard_datasets",
     "protocol_datasets",
     "user_datasets",
     "validate_config",
@@ -58,6 +59,19 @@ def protocol_datasets(config: dict) -> dict[str, list[str]]:
         name: list(entry.get("folds") or SCHEMES)
         for name, entry in real.get("datasets", {}).items()
         if entry.get("protocol") == "proteingym"
+    }
+
+
+def leaderboard_datasets(config: dict) -> dict[str, list[str]]:
+    """The real datasets scored as ProteinGym's supervised leaderboard scores an assay
+    (``protocol: leaderboard``) when the real experiment is on: {name: their split schemes}."""
+    real = config["real"]
+    if not real["enabled"]:
+        return {}
+    return {
+        name: list(entry.get("folds") or SCHEMES)
+        for name, entry in real.get("datasets", {}).items()
+        if entry.get("protocol") == "leaderboard"
     }
 
 
@@ -288,6 +302,11 @@ def _check_source(name: str, entry: dict) -> None:
         )
     if "protocol" in entry:  # ProteinGym's three split schemes unless a subset is asked for
         entry.setdefault("folds", list(SCHEMES))
+    if entry.get("protocol") == "leaderboard" and entry.get("format") != "proteingym":
+        raise ConfigError(
+            f"{key}.protocol: leaderboard scores a ProteinGym file (mutant, mutated_sequence), "
+            f"not format {entry.get('format')!r}; use protocol: proteingym"
+        )
     if name in REGISTRY:
         if given:
             raise ConfigError(

@@ -73,6 +73,7 @@ __all__ = [
     "fit_ridge",
     "learning_rate",
     "leaderboard_folds",
+    "leaderboard_scores",
     "onehot_sequences",
     "out_of_fold",
     "paired_difference",
@@ -360,3 +361,15 @@ def paired_difference(predictions: pd.DataFrame, a: str, b: str, draws: int = 20
         samples.append(spearman(y[rows], pa[rows]) - spearman(y[rows], pb[rows]))
     low, high = np.nanpercentile(samples, [2.5, 97.5])
     return spearman(y, pa) - spearman(y, pb), float(low), float(high)
+
+
+def leaderboard_scores(table: pd.DataFrame, schemes, methods, seed: int = 0) -> pd.DataFrame:
+    """Per split scheme and method: ``score_leaderboard``'s summary (pooled and per-fold mean
+    scores, finished and failed folds), with the scheme and the multiple mutants left out."""
+    frames = []
+    for scheme in schemes:
+        predictions = out_of_fold(table, scheme, methods, seed)
+        _, summary = score_leaderboard(predictions, methods)
+        left_out = predictions.attrs["multiples_left_out"]
+        frames.append(summary.assign(scheme=scheme, multiples_left_out=left_out))
+    return pd.concat(frames, ignore_index=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from ...core.footprint import job_memory_mb, step_rows
 from ..canonical import canonical
-from ..config import curve_datasets, protocol_datasets, user_datasets
+from ..config import curve_datasets, leaderboard_datasets, protocol_datasets, user_datasets
 from ..jobs import JobSpec
 from ..jobs.train import TrainSpec
 from ..layout import Layout
@@ -91,6 +91,8 @@ class Plan:
     def enabled(self, experiment: str) -> bool:
         if experiment == "protocol":  # part of the real experiment, for the datasets asking
             return bool(protocol_datasets(self.config))
+        if experiment == "leaderboard":  # the leaderboard mode, for the datasets asking
+            return bool(leaderboard_datasets(self.config))
         if experiment == "real":  # its curve's tables and figures: none without a curve
             return self.config["real"]["enabled"] and bool(curve_datasets(self.config))
         return self.config[experiment]["enabled"]
@@ -166,6 +168,9 @@ class Plan:
                 paths += [self.layout.table_path(f"ablation_{d}") for d in datasets]
             elif name == "protocol":
                 paths += [self.layout.protocol_table(d) for d in protocol_datasets(self.config)]
+            elif name == "leaderboard":
+                names = leaderboard_datasets(self.config)
+                paths += [self.layout.table_path(f"leaderboard_{d}") for d in names]
             else:
                 paths.append(self.layout.table_path(name))
         return paths

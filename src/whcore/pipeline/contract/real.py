@@ -13,6 +13,7 @@ from ..config import (
     curve_datasets,
     dataset_settings,
     epistasis_datasets,
+    leaderboard_datasets,
     protocol_datasets,
     user_datasets,
 )
@@ -20,6 +21,7 @@ from ..jobs.baselines import BaselinesSpec
 from ..jobs.download_user import DownloadUserSpec
 from ..jobs.epistasis import EpistasisSpec
 from ..jobs.epistasis_figure import EpistasisFigureSpec
+from ..jobs.leaderboard import LeaderboardSpec
 from ..jobs.train import training_defaults
 from ..jobs.user_data import UserDataSpec
 from ..layout import Layout
@@ -55,6 +57,7 @@ def add_user_data(plan: Plan) -> None:
     to ``resources/data/<name>.parquet`` as every real dataset."""
     if not plan.config["real"]["enabled"]:
         return
+    leaderboard = leaderboard_datasets(plan.config)
     for name, source in user_datasets(plan.config).items():
         raw = source.get("file")
         if raw is None:
@@ -65,6 +68,19 @@ def add_user_data(plan: Plan) -> None:
         data = Layout.data(name)
         spec = {"dataset": name, "raw": raw, "source": source, "outputs": {"data": data}}
         plan.add(data, UserDataSpec, spec, labels={"dataset": name})
+        if name in leaderboard:
+            _add_leaderboard(plan, name, raw, source, leaderboard[name])
+
+
+def _add_leaderboard(plan: Plan, name: str, raw: str, source: dict, schemes: list) -> None:
+    """The leaderboard mode on a user's file: One-Hot and ridge, and the networks the dataset
+    trains (standard, HashWH) with the mode's own grids (``whcore.pipeline.leaderboard``)."""
+    methods = dataset_settings(plan.config, name)["methods"]
+    path = plan.layout.table_path(f"leaderboard_{name}")
+    spec = {"dataset": name, "raw": raw, "source": source, "schemes": schemes,
+            "methods": ["onehot", "ridge", *(m for m in ("standard", "hashwh") if m in methods)],
+            "outputs": {"table": path}}  # fmt: skip
+    plan.add(path, LeaderboardSpec, spec, labels={"dataset": name})
 
 
 def add_real(plan: Plan) -> None:

@@ -18,6 +18,7 @@ CLAIM_TABLES = {
     "synthetic": ("synthetic_selected", "synthetic_runs"),
     "real": ("real_selected",),
     "protocol": ("protocol",),
+    "leaderboard": ("leaderboard",),
     "ablation": ("ablation",),
     "entacmaea_energy": ("entacmaea_energy",),
 }

@@ -27,6 +27,7 @@ MODULES = (
     "claims",
     "download_user",
     "user_data",
+    "leaderboard",
     "epistasis",
     "epistasis_figure",
 )
