@@ -53,6 +53,24 @@ def fold_data(path, scheme, fold, standardize=False):
             "folds": {"scheme": scheme, "fold": fold, "val_fraction": 0.2}}  # fmt: skip
 
 
+def test_a_held_out_fold_sets_no_scale_of_the_standardized_targets(tmp_path):
+    """Standardized with the training folds' rows only: shifting the held-out fold's scores
+    moves its own standardized values and no training value."""
+    table, out = binarized(tmp_path)
+    data, _ = load_table_split(DataSplit.from_dict(fold_data(out, "fold_random_5", 0, True)))
+    training = np.concatenate([data.y_train, data.y_val])
+    assert abs(training.mean()) < 1e-9 and abs(training.std(ddof=1) - 1) < 1e-9
+    shifted = table.assign(DMS_score=table["DMS_score"] + 100 * (table["fold_random_5"] == 0))
+    shifted.to_csv(tmp_path / "dms.csv", index=False)
+    (tmp_path / "moved").mkdir()
+    moved = tmp_path / "moved" / "mine.parquet"  # the same name: the same seeds
+    custom.binarize("mine", tmp_path / "dms.csv", moved, {"format": "proteingym",
+                    "binarization": "mutated", "folds": list(SCHEMES)})  # fmt: skip
+    again, _ = load_table_split(DataSplit.from_dict(fold_data(moved, "fold_random_5", 0, True)))
+    np.testing.assert_allclose(again.y_train, data.y_train)
+    assert again.y_test.mean() > data.y_test.mean() + 10
+
+
 def test_the_files_fold_columns_are_held_out_exactly(tmp_path):
     table, out = binarized(tmp_path)
     frame = pd.read_parquet(out)

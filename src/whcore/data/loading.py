@@ -28,12 +28,14 @@ __all__ = [
 ]
 
 
-def standardize(y: np.ndarray) -> np.ndarray:
-    """(y - mean) / std over the whole dataset, before splitting (as the reference did).
+def standardize(y: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """(y - mean) / std, the mean and std of ``rows`` of y (default: the whole dataset, before
+    splitting, as the reference did).
 
     The reference used ``torch.std``, the sample standard deviation (ddof = 1)."""
-    std = y.std(ddof=1) if len(y) > 1 else 0.0
-    return (y - y.mean()) / (std if std > 0 else 1.0)
+    reference = y if rows is None else y[rows]
+    std = reference.std(ddof=1) if len(reference) > 1 else 0.0
+    return (y - reference.mean()) / (std if std > 0 else 1.0)
 
 
 def read_table(path: str) -> tuple[np.ndarray, np.ndarray]:
@@ -98,7 +100,9 @@ def load_table_split(data) -> tuple[Data, int]:
     unit = fold_unit_seed(source, held_out.scheme, held_out.fold, data.data_seed)
     folds = table_folds(data.path, held_out.scheme, len(y))
     split = fold_split(folds, held_out.fold, held_out.val_fraction, unit)
-    return _subsets(x, y, split, data.standardize), unit
+    if data.standardize:  # on the training folds' rows: the held-out fold sets no scale
+        y = standardize(y, np.concatenate([split.train, split.val]))
+    return _subsets(x, y, split, False), unit
 
 
 def split_data(x, y, train_size, val_size, test_size, unit, standardize_y) -> Data:
