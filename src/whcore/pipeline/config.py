@@ -49,30 +49,29 @@ def user_datasets(config: dict) -> dict[str, dict]:
     }
 
 
-def protocol_datasets(config: dict) -> dict[str, list[str]]:
-    """The real datasets run under ProteinGym's supervised protocol (``protocol: proteingym``)
-    when the real experiment is on: {name: their split schemes (the ``folds`` key)}."""
+def _datasets_under(config: dict, protocol: str) -> dict[str, list[str]]:
+    """The real datasets whose ``protocol`` key is ``protocol``, when the real experiment is on:
+    {name: their split schemes (the ``folds`` key, default every scheme)}."""
     real = config["real"]
     if not real["enabled"]:
         return {}
     return {
         name: list(entry.get("folds") or SCHEMES)
         for name, entry in real.get("datasets", {}).items()
-        if entry.get("protocol") == "proteingym"
+        if entry.get("protocol") == protocol
     }
+
+
+def protocol_datasets(config: dict) -> dict[str, list[str]]:
+    """The real datasets run under ProteinGym's supervised protocol (``protocol: proteingym``):
+    {name: their split schemes}."""
+    return _datasets_under(config, "proteingym")
 
 
 def leaderboard_datasets(config: dict) -> dict[str, list[str]]:
     """The real datasets scored as ProteinGym's supervised leaderboard scores an assay
-    (``protocol: leaderboard``) when the real experiment is on: {name: their split schemes}."""
-    real = config["real"]
-    if not real["enabled"]:
-        return {}
-    return {
-        name: list(entry.get("folds") or SCHEMES)
-        for name, entry in real.get("datasets", {}).items()
-        if entry.get("protocol") == "leaderboard"
-    }
+    (``protocol: leaderboard``): {name: their split schemes}."""
+    return _datasets_under(config, "leaderboard")
 
 
 def curve_datasets(config: dict) -> list[str]:
