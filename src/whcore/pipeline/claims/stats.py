@@ -164,10 +164,18 @@ def compare_cells(pairs: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     with np.errstate(divide="ignore", invalid="ignore"):
         t = (out["mean"] / out["sem"]).to_numpy(dtype=float)
     df = np.maximum(units - 1, 1)
-    out["p_greater"] = np.where(enough, stats.t.sf(t, df), np.nan)
-    out["p_less"] = np.where(enough, stats.t.cdf(t, df), np.nan)
+    greater, less = one_sided_p(t, df)
+    out["p_greater"] = np.where(enough, greater, np.nan)
+    out["p_less"] = np.where(enough, less, np.nan)
     out[["a_diverged", "b_diverged"]] = out[["a_diverged", "b_diverged"]].astype(int)
     return out[columns]
+
+
+def one_sided_p(t, df) -> tuple[np.ndarray, np.ndarray]:
+    """The one-sided p-values (a > b, a < b) of paired t statistics ``t`` with ``df`` degrees
+    of freedom: every cell test of the engine goes through here, so a calibration test can
+    swap it for a deliberately wrong one and see the suite fail."""
+    return stats.t.sf(t, df), stats.t.cdf(t, df)
 
 
 @dataclass
