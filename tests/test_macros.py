@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from whcore.pipeline.claims.macros import claims_macros, macro_stem, tex_text, write_macros
 from whcore.pipeline.claims.stats import describe_effect, effect_numbers
@@ -102,7 +103,12 @@ def test_effect_numbers_read_what_describe_effect_wrote():
         effect, uncertainty, _ = describe_effect(frame, "test R^2 (HashWH - standard)")
         numbers = effect_numbers(effect, uncertainty)
         assert float(numbers["mean"]) == pytest.approx(frame["mean"].mean(), abs=1e-4)
-        assert set(numbers) == ({"mean", "half"} | ({"low", "high"} if cells > 1 else set()))
+        assert set(numbers) == ({"mean", "ci_low", "ci_high"} |
+                                ({"low", "high"} if cells > 1 else set()))  # fmt: skip
+        weakest = frame.loc[frame["mean"].idxmin()]
+        half = stats.t.ppf(0.975, 4) * weakest["sem"]
+        assert float(numbers["ci_low"]) == pytest.approx(weakest["mean"] - half, abs=1e-4)
+        assert float(numbers["ci_high"]) == pytest.approx(weakest["mean"] + half, abs=1e-4)
         if cells > 1:
             assert float(numbers["low"]) == pytest.approx(frame["mean"].min(), abs=1e-4)
             assert float(numbers["high"]) == pytest.approx(frame["mean"].max(), abs=1e-4)

@@ -67,7 +67,8 @@ def _count_claim(rows, units) -> Claim:
         "lemma's formula is low by a factor k/(k-1)"
     )
     return Claim("hashing_collision_count", quote, test, SOURCE, FAILS if off else HOLDS,
-                 effect, "3 standard errors of the simulation", units, details)  # fmt: skip
+                 effect, "3 standard errors of the simulation", units, details,
+                 nature="identity")  # fmt: skip
 
 
 def _linear_claim(rows, units) -> Claim:
@@ -85,7 +86,7 @@ def _linear_claim(rows, units) -> Claim:
         effects.append(f"k = {k}: 2^b E[C] = " + ", ".join(f"{m:.1f}" for m, _ in scaled))
     return Claim("hashing_collisions_linear_in_buckets", quote, test, SOURCE,
                  HOLDS if all(verdicts) else FAILS, "; ".join(effects),
-                 "3 standard errors of the simulation", units)  # fmt: skip
+                 "3 standard errors of the simulation", units, nature="identity")  # fmt: skip
 
 
 def _bound_claim(rows, units) -> Claim:
@@ -103,4 +104,5 @@ def _bound_claim(rows, units) -> Claim:
         for k, b, _, _, p, _ in rows
     )
     return Claim("hashing_collision_bound", quote, test, SOURCE, FAILS if above else HOLDS,
-                 effect, "3 standard errors of the simulation", units)  # fmt: skip
+                 effect, "3 standard errors of the simulation", units,
+                 nature="identity")  # fmt: skip

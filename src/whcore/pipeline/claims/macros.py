@@ -4,10 +4,14 @@ r"""A run's claims as TeX macros, so that a manuscript quotes its numbers from t
 states, every value as the report formats it:
 
 - per claim, ``\claim<Id><Field>``: ``Verdict``, ``Across`` (the verdict after the correction
-  over all claims), ``Effect``, ``Uncertainty``, ``Units`` and ``PValue`` (the report's text);
-  where the effect is one paired mean (``describe_effect``'s wording), also ``Mean``, the
-  per-cell range ``Low`` and ``High`` (more than one cell) and ``HalfWidth`` (of the 95% CI);
-- the headline counts: ``\claimsTotal``, and per verdict ``\claimsHolds``,
+  over all claims), ``Effect``, ``Uncertainty``, ``Units``, ``Scope``, ``Thresholds``, and the
+  p-values of both sides before and after the correction: ``PValue``, ``PValueAcross``
+  (holds), ``PRefute``, ``PRefuteAcross`` (does not hold) (the report's text); where the
+  effect is one paired mean (``describe_effect``'s wording), also ``Mean``, the per-cell range
+  ``Low`` and ``High`` (more than one cell) and the weakest cell's 95% CI ``WeakestLow`` and
+  ``WeakestHigh``;
+- the headline counts over the claims about the paper's experiments (identities and
+  tautologies apart, ``\claimsApart``): ``\claimsTotal``, and per verdict ``\claimsHolds``,
   ``\claimsDoesNotHold``, ``\claimsInconclusive``, ``\claimsNotEvaluated`` (and the same with
   ``Across`` appended: after the correction).
 
@@ -37,8 +41,13 @@ TEXT_FIELDS = {  # macro suffix -> the claims.json field it states
     "Effect": "effect",
     "Uncertainty": "uncertainty",
     "Units": "units",
+    "Scope": "scope",
+    "Thresholds": "sensitivity",
 }
-NUMBERS = {"Mean": "mean", "Low": "low", "High": "high", "HalfWidth": "half"}  # effect_numbers'
+P_VALUES = {"PValue": "p_value", "PValueAcross": "p_value_across", "PRefute": "p_refute",
+            "PRefuteAcross": "p_refute_across"}  # fmt: skip
+NUMBERS = {"Mean": "mean", "Low": "low", "High": "high", "WeakestLow": "ci_low",
+           "WeakestHigh": "ci_high"}  # fmt: skip
 VERDICTS = (HOLDS, FAILS, UNSURE, SKIPPED)
 # Characters TeX treats specially (or typesets wrongly in its default encoding) in text.
 TEX = {
@@ -80,15 +89,18 @@ def macro_stem(claim_id: str) -> str:
 def _claim_values(claim: dict) -> dict[str, str]:
     """Field suffix -> TeX text of each value ``claim`` states."""
     values = {suffix: tex_text(claim.get(key) or "") for suffix, key in TEXT_FIELDS.items()}
-    values["PValue"] = format_p(claim.get("p_value"))
+    values |= {suffix: format_p(claim.get(key)) for suffix, key in P_VALUES.items()}
     numbers = effect_numbers(claim.get("effect") or "", claim.get("uncertainty") or "")
     values |= {suffix: numbers.get(key, "") for suffix, key in NUMBERS.items()}
     return {suffix: value for suffix, value in values.items() if value}
 
 
 def _counts(claims: list[dict]) -> dict[str, str]:
-    """The headline counts: claims in all, and per verdict before and after the correction."""
-    counts = {"claimsTotal": str(len(claims))}
+    """The headline counts: the claims about the paper's experiments (identities and
+    tautologies apart), and per verdict before and after the correction."""
+    apart = [c for c in claims if c.get("nature")]
+    claims = [c for c in claims if not c.get("nature")]
+    counts = {"claimsTotal": str(len(claims)), "claimsApart": str(len(apart))}
     for verdict in VERDICTS:
         name = "claims" + _camel(verdict.split())
         counts[name] = str(sum(c["verdict"] == verdict for c in claims))

@@ -14,8 +14,9 @@ from ..guards import CLAIMS_TITLE
 from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
 from .real import real_claims
+from .scope import fill_scope
 from .spectrum import spectrum_claims
-from .stats import ALPHA, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED, UNSURE, Claim, holm
+from .stats import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED, UNSURE, Claim, holm
 from .synthetic import synthetic_claims
 
 DESIGN = (
@@ -67,23 +68,32 @@ def evaluate_claims(tables: dict[str, pd.DataFrame], settings: dict | None = Non
                 Claim(check.__name__, "", "", "", SKIPPED,
                       details=f"table {table} not built (experiment off)")
             )  # fmt: skip
+    fill_scope(claims, tables)
     correct_across(claims)
     return claims
 
 
 def correct_across(claims: list[Claim]) -> None:
-    """Holm over the decisive p-values of every tested claim: a claim that holds on its own
-    keeps "holds" only if it survives; exact claims (no p-value) keep their verdict."""
-    tested = [c for c in claims if c.p_value is not None and c.verdict != SKIPPED]
-    adjusted = holm([c.p_value for c in tested])
-    for claim, p in zip(tested, adjusted):
-        if claim.verdict == HOLDS:
-            claim.across = HOLDS if p < ALPHA else UNSURE
-        else:
-            claim.across = claim.verdict
+    """Holm over both sides' p-values of every tested claim (the p that would make it hold and
+    the p that would refute it): a claim keeps "holds" or "does not hold" only if that side's
+    p survives, else it is inconclusive after the correction; exact claims (no p-value) keep
+    their verdict."""
+    tested = [c for c in claims if c.verdict != SKIPPED]
+    sides = [(c, "p_value") for c in tested if c.p_value is not None]
+    sides += [(c, "p_refute") for c in tested if c.p_refute is not None]
+    adjusted = holm([getattr(c, name) for c, name in sides])
+    for (claim, name), p in zip(sides, adjusted):
+        setattr(claim, f"{name}_across", float(p))
     for claim in claims:
-        if not claim.across:
-            claim.across = claim.verdict
+        claim.across = claim.verdict
+        if claim.verdict == HOLDS and claim.p_value is not None:
+            claim.across = HOLDS if claim.p_value_across < ALPHA else UNSURE
+        elif claim.verdict == FAILS and claim.p_refute is not None:
+            claim.across = FAILS if claim.p_refute_across < ALPHA else UNSURE
+
+
+def _pair(before, after) -> str:
+    return f"{format_p(before)} / {format_p(after)}" if before is not None else ""
 
 
 def format_p(p_value: float | None) -> str:
@@ -93,12 +103,36 @@ def format_p(p_value: float | None) -> str:
 
 def _summary_table(claims: list[Claim]) -> list[str]:
     rows = [
-        "| claim | verdict | after correction over all claims | units | effect |",
-        "|---|---|---|---|---|",
+        "| claim | verdict | after correction over all claims | p (holds / refutes) | scope | "
+        "units | effect |",
+        "|---|---|---|---|---|---|---|",
     ]
     for c in claims:
-        rows.append(f"| {c.id} | {c.verdict} | {c.across} | {c.units} | {c.effect} |")
+        verdict = f"{c.verdict} ({c.nature})" if c.nature else c.verdict
+        p = " / ".join(format_p(x) or "-" for x in (c.p_value, c.p_refute))
+        rows.append(
+            f"| {c.id} | {verdict} | {c.across} | {p if (c.p_value, c.p_refute) != (None, None) else ''} | "
+            f"{c.scope} | {c.units} | {c.effect} |"
+        )
     return rows
+
+
+def headline(claims: list[Claim]) -> str:
+    """The verdict counts after the correction over claims, identities and tautologies apart."""
+    counted = [c for c in claims if not c.nature]
+    counts = pd.Series([c.across for c in counted], dtype=object).value_counts().to_dict()
+    apart = [c for c in claims if c.nature]
+    line = (
+        f"Verdicts of the {len(counted)} claims about the paper's experiments, after the "
+        "correction over claims: " + ", ".join(f"{v}: {n}" for v, n in counts.items())
+    )
+    if apart:
+        line += (
+            f". Not counted: {len(apart)} identities or tautologies ("
+            + ", ".join(f"{c.id}: {c.across}" for c in apart)
+            + ")"
+        )
+    return line + "."
 
 
 def _made_by(settings: dict) -> list[str]:
@@ -143,26 +177,28 @@ def _what_scale_decides(claims: list[Claim]) -> list[str]:
 
 def write_claims(claims: list[Claim], md_path, json_path, settings: dict | None = None) -> None:
     """claims.md and claims.json; ``settings`` (the claims job's) name the run."""
-    counts = pd.Series([c.verdict for c in claims]).value_counts().to_dict()
-    n_tested = sum(c.p_value is not None for c in claims)
+    n_tested = sum(c.p_value is not None or c.p_refute is not None for c in claims)
     lines = [
         CLAIMS_TITLE,
         "",
         *_made_by(settings or {}),
         *_what_scale_decides(claims),
-        "Verdicts: " + ", ".join(f"{v}: {n}" for v, n in counts.items()),
+        headline(claims),
         "",
         DESIGN,
         "",
-        f"One-sided paired t-tests at level {ALPHA}, Holm-corrected over the cells a claim "
-        f"covers; a cell needs at least {MIN_UNITS} finished units; a method that diverged in "
-        'more units than its rival cannot win a cell. "Nearly all" means at least '
-        f"{NEARLY_ALL:.0%} of the cells hold and none is significantly worse. The column *after "
-        f"correction* applies Holm once more over the {n_tested} claims with a test. Where a "
-        "verdict is *inconclusive*, its section says how many units per cell would give the "
-        "claim 80% power. Every test is calibrated by simulation (tests/test_calibration.py): "
-        'on tables with no effect it says "holds" at most at its level, on planted effects '
-        "with the power it predicts.",
+        f"One-sided paired t-tests at level {ALPHA} per cell; a claim over every cell holds "
+        "where each cell holds (an intersection-union test: no correction over its cells), and "
+        "is refuted where some cell is significantly worse (Holm over its cells). A cell needs "
+        f"at least {MIN_UNITS} finished units; a method that diverged in more units than its "
+        "rival cannot win a cell, and counts as worse only by a sign test on the units where "
+        f'one side alone diverged. "Nearly all" means at least {NEARLY_ALL:.0%} of the cells '
+        "hold (Holm over the cells) and none is significantly worse. SAE and energy ratios are "
+        "compared on the log scale. The column *after correction* applies Holm once more over "
+        f"both sides' p-values of the {n_tested} claims with a test. Where a verdict is "
+        "*inconclusive*, its section says how many units per cell would give the claim 80% "
+        "power, or that none would. Every test is calibrated by simulation "
+        "(tests/test_calibration.py, `make calibration`).",
         "",
         *_summary_table(claims),
         "",
@@ -177,8 +213,13 @@ def write_claims(claims: list[Claim], md_path, json_path, settings: dict | None 
             ("units", c.units),
             ("effect", c.effect),
             ("uncertainty", c.uncertainty),
-            ("p-value (claim, before the correction over claims)", format_p(c.p_value)),
+            ("scope", c.scope),
+            ("nature", c.nature and f"{c.nature}: kept out of the headline counts"),
+            ("p-value that it holds (before / after the correction over claims)",
+             _pair(c.p_value, c.p_value_across)),
+            ("p-value that it does not hold (before / after)", _pair(c.p_refute, c.p_refute_across)),
             ("after correction over all claims", c.across),
+            ("thresholds", c.sensitivity),
             ("to settle it", c.needed),
             ("details", c.details),
         ):  # fmt: skip

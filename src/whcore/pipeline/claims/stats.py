@@ -1,10 +1,16 @@
-"""The statistics every claim shares: units of replication, paired tests per cell, Holm's
-correction, equivalence tests and power.
+"""The statistics every claim shares: units of replication, paired tests per cell, the rule
+that turns cells into a verdict, equivalence tests; power lives in ``claims.power``.
 
-The unit of replication is the subsample: a g* draw and a data seed (synthetic data), a data
-seed (real data). Runs that share a subsample are not independent, so each method's value is
-first averaged over its training seeds within a unit; tests then pair units. A cell (one train
-size, one (n, c), ...) with fewer than MIN_UNITS finished units gets no verdict.
+The unit of replication is the g* draw (synthetic data: its data seeds share the target, so
+they are averaged within it), the subsample (real data: a data seed), a forest (the ablation).
+Runs that share a unit are not independent, so each method's value is first averaged over its
+training seeds (and data seeds) within a unit; tests then pair units. A cell (one train size,
+one (n, c), ...) with fewer than MIN_UNITS finished units gets no verdict.
+
+A claim "in every cell" is an intersection-union test: it holds where each cell's one-sided
+test holds at ALPHA, which already bounds the claim's error at ALPHA (no correction over the
+cells). Refuting a claim is a union test ("some cell is worse"), so the refuting side is
+Holm-corrected over the cells; so is "nearly all", which needs a share of the cells.
 """
 
 from __future__ import annotations
@@ -16,19 +22,21 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-HOLDS, FAILS, UNSURE, SKIPPED = "holds", "does not hold", "inconclusive", "not evaluated"
-ALPHA = 0.05  # family-wise error level of a claim (and of all claims together)
-MIN_UNITS = 3  # fewer finished subsamples in a cell: no verdict for it
-POWER = 0.8  # the power the "units needed" estimate aims at
-NEARLY_ALL = 0.8  # "nearly all" / "almost always": this share of the cells, none worse
-POWER_DRAWS = 20_000  # simulated claims behind a power figure
+from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, POWER, SKIPPED, UNSURE
+from .power import claim_power, needed_cells, needed_line, units_needed
+
+__all__ = ["ALPHA", "FAILS", "HOLDS", "MIN_UNITS", "NEARLY_ALL", "POWER", "SKIPPED", "UNSURE",
+           "claim_power", "units_needed"]  # fmt: skip
 
 
 @dataclass
 class Claim:
     """One checked claim. ``quote`` is the paper's sentence, ``test`` how it is checked here;
-    ``p_value`` is the claim's decisive p-value (None where nothing is sampled), the one that
-    the correction over all claims adjusts."""
+    ``p_value`` is the p-value of the test that would make it hold, ``p_refute`` that of the
+    test that would refute it (None where nothing is sampled): the correction over all claims
+    adjusts both. ``scope`` says what of the paper's grid it covers; ``nature`` marks a claim
+    that is a mathematical identity or can hardly fail by construction (kept out of the
+    headline counts)."""
 
     id: str
     quote: str
@@ -44,6 +52,12 @@ class Claim:
     across: str = field(default="")  # verdict after Holm over every tested claim
     cells: int = 0  # cells tested over units (0: a claim computed exactly)
     short_cells: int = 0  # of them, those with fewer than MIN_UNITS finished units
+    p_refute: float | None = None
+    p_value_across: float | None = None  # p_value after Holm over every tested claim's p-values
+    p_refute_across: float | None = None
+    scope: str = ""
+    nature: str = ""  # "", "identity" or "tautology"
+    sensitivity: str = ""  # where a threshold decides: the thresholds it holds for
 
 
 def skipped(cid: str, quote: str, source: str, why: str) -> Claim:
@@ -88,76 +102,34 @@ def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return joined.rename(columns=names)
 
 
-def claim_power(effect, sd, units: int, cells: int | None = None, alpha: float = ALPHA) -> float:
-    """The power of "holds in every cell": the probability that Holm's step-down procedure at
-    ``alpha`` rejects every cell's one-sided paired t-test, when a cell's unit differences have
-    mean ``effect`` and spread ``sd`` (scalars, or one value per cell), cells independent.
-    Computed from the t statistics' noncentral t distributions by a seeded simulation of
-    POWER_DRAWS claims (the same number every call)."""
-    effect, sd = np.atleast_1d(np.asarray(effect, float)), np.atleast_1d(np.asarray(sd, float))
-    count = cells or max(len(effect), len(sd))
-    effect, sd = np.broadcast_to(effect, (count,)), np.broadcast_to(sd, (count,))
-    if units < 2 or not (sd > 0).all():
-        return 0.0
-    df = units - 1
-    noncentral = effect / (sd / np.sqrt(units))
-    rng = np.random.default_rng(0)
-    # Noncentral t draws as (Z + noncentrality) / sqrt(chi2(df) / df): numpy's samplers are
-    # much faster than scipy's nct.rvs, and this runs many times per "units needed" search.
-    normal = rng.standard_normal((POWER_DRAWS, count))
-    t = (normal + noncentral) / np.sqrt(rng.chisquare(df, (POWER_DRAWS, count)) / df)
-    # Holm: the i-th largest t must clear the critical value at alpha / (count - i).
-    critical = stats.t.isf(alpha / (count - np.arange(count)), df)
-    return float((-np.sort(-t, axis=1) >= critical).all(axis=1).mean())
-
-
-def units_needed(sd: float, effect: float, cells: int = 1, alpha: float = ALPHA) -> int | None:
-    """The fewest units per cell that give a claim over ``cells`` cells ``POWER``
-    (``claim_power``) against ``effect`` with unit-difference spread ``sd``, never fewer than
-    MIN_UNITS (a cell with fewer gets no verdict); None where the spread is unknown or no
-    effect in the claimed direction was measured."""
-    if not np.isfinite(sd) or sd <= 0 or not np.isfinite(effect) or effect <= 0:
-        return None
-    # The normal approximation at the Bonferroni level (an upper bound for Holm), then the
-    # fewest units below it that reach POWER, by bisection.
-    z = stats.norm.ppf(1 - alpha / cells) + stats.norm.ppf(POWER ** (1 / cells))
-    high = max(MIN_UNITS, int(np.ceil((z * sd / effect) ** 2)) + 3)
-    if high > 10_000:
-        return high
-    while claim_power(effect, sd, high, cells, alpha) < POWER:
-        high *= 2
-    low = MIN_UNITS - 1  # below MIN_UNITS a cell gets no verdict, whatever the power
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (
-            (low, middle)
-            if claim_power(effect, sd, middle, cells, alpha) >= POWER
-            else (middle, high)
-        )
-    return high
-
-
 # --- cells ----------------------------------------------------------------------------------------
 
 
 def compare_cells(pairs: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     """Per cell of ``pairs`` (one row per unit; columns ``cell``, a, b, a_diverged, b_diverged):
     finished units, the mean difference a - b and its standard error, one-sided paired t-test
-    p-values for a > b and a < b, and the diverged units per side."""
+    p-values for a > b and a < b, the diverged units per side and the units where only a (only
+    b) diverged."""
     columns = [*cell, "units", "mean", "sd", "sem", "p_greater", "p_less", "a_diverged",
-               "b_diverged"]  # fmt: skip
+               "b_diverged", "a_only", "b_only"]  # fmt: skip
     if pairs.empty:
         return pd.DataFrame(columns=columns)
-    finished = ~pairs["a_diverged"].astype(bool) & ~pairs["b_diverged"].astype(bool)
-    diff = (pairs["a"] - pairs["b"]).where(finished)
-    grouped = pairs.assign(diff=diff).groupby(cell, sort=True)
-    out = grouped.agg(
-        units=("diff", "count"),
-        mean=("diff", "mean"),
-        sd=("diff", "std"),
-        a_diverged=("a_diverged", "sum"),
-        b_diverged=("b_diverged", "sum"),
-    ).reset_index()
+    a_div, b_div = pairs["a_diverged"].astype(bool), pairs["b_diverged"].astype(bool)
+    diff = (pairs["a"] - pairs["b"]).where(~a_div & ~b_div)
+    frame = pairs.assign(diff=diff, a_only=a_div & ~b_div, b_only=b_div & ~a_div)
+    out = (
+        frame.groupby(cell, sort=True)
+        .agg(
+            units=("diff", "count"),
+            mean=("diff", "mean"),
+            sd=("diff", "std"),
+            a_diverged=("a_diverged", "sum"),
+            b_diverged=("b_diverged", "sum"),
+            a_only=("a_only", "sum"),
+            b_only=("b_only", "sum"),
+        )
+        .reset_index()
+    )
     units = out["units"].to_numpy(dtype=float)
     out["sem"] = out["sd"] / np.sqrt(units)
     enough = (units >= MIN_UNITS) & (out["sd"].to_numpy(dtype=float) > 0)
@@ -167,7 +139,8 @@ def compare_cells(pairs: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     greater, less = one_sided_p(t, df)
     out["p_greater"] = np.where(enough, greater, np.nan)
     out["p_less"] = np.where(enough, less, np.nan)
-    out[["a_diverged", "b_diverged"]] = out[["a_diverged", "b_diverged"]].astype(int)
+    counts = ["a_diverged", "b_diverged", "a_only", "b_only"]
+    out[counts] = out[counts].astype(int)
     return out[columns]
 
 
@@ -182,43 +155,80 @@ def one_sided_p(t, df) -> tuple[np.ndarray, np.ndarray]:
 class CellsResult:
     verdict: str
     line: str
-    p_value: float | None  # the claim's decisive Holm-adjusted p (holds side)
+    p_value: float | None  # the holds side's p
+    p_refute: float | None = None  # the refuting side's (Holm over the cells)
+
+
+def divergence_p(cells: pd.DataFrame) -> np.ndarray:
+    """Per cell, the exact one-sided sign test that a diverges more often than b, over the
+    units where only one of them diverged (NaN where none did)."""
+    a_only, b_only = cells["a_only"].to_numpy(int), cells["b_only"].to_numpy(int)
+    discordant = a_only + b_only
+    p = stats.binom.sf(a_only - 1, np.maximum(discordant, 1), 0.5)
+    return np.where(discordant > 0, p, np.nan)
+
+
+def refuting_p(cells: pd.DataFrame) -> np.ndarray:
+    """Per cell, the Holm-adjusted p-value that a is worse than b there: its one-sided t-test
+    (a < b) or its divergence test, whichever is smaller, Holm over every such test of the
+    claim's cells (a union test: some cell is worse)."""
+    t_side, diverged = cells["p_less"].to_numpy(float), divergence_p(cells)
+    adjusted = holm(np.concatenate([t_side, diverged]))
+    return np.fmin(adjusted[: len(cells)], adjusted[len(cells) :])
+
+
+def _finite_min(values) -> float | None:
+    values = np.asarray(values, dtype=float)
+    return float(np.nanmin(values)) if np.isfinite(values).any() else None
 
 
 def cells_verdict(cells: pd.DataFrame, share: float = 1.0) -> CellsResult:
-    """The verdict of "a beats b in (at least ``share`` of) the cells": holds where at least
-    ``share`` of the cells hold and none is significantly worse (Holm over the cells for
-    each direction); does not hold where any cell is significantly worse, or where too few
-    cells are left that could hold. A method that diverged in more units than its rival
-    cannot win a cell and counts as worse in it."""
+    """The verdict of "a beats b in (at least ``share`` of) the cells": holds where enough cells
+    hold (every cell: each at ALPHA, an intersection-union test; a share: Holm over the cells)
+    and none is significantly worse; does not hold where a cell is significantly worse (its
+    t-test or, for divergences, its sign test; Holm over the cells). A method that diverged in
+    more units than its rival cannot win a cell."""
     total = len(cells)
     if total == 0:
         return CellsResult(UNSURE, "no cells", None)
-    better = holm(cells["p_greater"])
-    worse = holm(cells["p_less"])
-    fewer_divergences = (cells["a_diverged"] <= cells["b_diverged"]).to_numpy()
-    holds = (better < ALPHA) & fewer_divergences
-    fails = (worse < ALPHA) | ~fewer_divergences
-    k_holds, k_fails = int(holds.sum()), int(fails.sum())
+    needed = needed_cells(share, total)
+    every = needed == total
+    better = cells["p_greater"].to_numpy(float) if every else holm(cells["p_greater"])
+    can_win = (cells["a_diverged"] <= cells["b_diverged"]).to_numpy()
+    decisive = np.where(can_win, np.nan_to_num(better, nan=1.0), 1.0)
+    holds = decisive < ALPHA
+    worse = refuting_p(cells)
+    fails = np.nan_to_num(worse, nan=1.0) < ALPHA
     undecided = int(cells["p_greater"].isna().sum())
-    line = (
-        f"holds in {k_holds} of {total} cells, significantly worse in {k_fails}"
-        + (f", {undecided} with fewer than {MIN_UNITS} finished units" if undecided else "")
-        + f" (one-sided paired t-tests over units, Holm-corrected over {total} cells)"
+    rule = (
+        "each cell's one-sided paired t-test at "
+        f"{ALPHA:g}: an intersection-union test, no correction over the cells"
+        if every
+        else f"at least {needed} of {total} cells, Holm over the cells"
     )
-    needed = int(np.ceil(share * total))
-    # The claim's p: the needed-th smallest adjusted p of cells the divergences let win.
-    candidates = np.sort(np.where(fewer_divergences, np.nan_to_num(better, nan=1.0), 1.0))
-    p_value = float(candidates[needed - 1]) if needed else None
-    if k_fails:
-        return CellsResult(FAILS, line, p_value)
-    if k_holds >= needed:
-        return CellsResult(HOLDS, line, p_value)
-    return CellsResult(UNSURE, line, p_value)
+    line = (
+        f"holds in {int(holds.sum())} of {total} cells, significantly worse in {int(fails.sum())}"
+        + (f", {undecided} with fewer than {MIN_UNITS} finished units" if undecided else "")
+        + f" ({rule}; worse: Holm over the cells' t-tests and divergence sign tests)"
+    )
+    p_value = float(np.sort(decisive)[needed - 1])  # every cell: the largest
+    p_refute = _finite_min(worse)
+    if fails.any():
+        return CellsResult(FAILS, line, p_value, p_refute)
+    if holds.sum() >= needed:
+        return CellsResult(HOLDS, line, p_value, p_refute)
+    return CellsResult(UNSURE, line, p_value, p_refute)
 
 
-def describe_effect(cells: pd.DataFrame, what: str) -> tuple[str, str, str]:
-    """Effect, uncertainty and units lines of a cell table."""
+def _cell_name(row: pd.Series, cell: list[str]) -> str:
+    return ", ".join(f"{c} {row[c]}" for c in cell)
+
+
+def describe_effect(cells: pd.DataFrame, what: str, unit: str = "subsample",
+                    units_word: str = "subsamples") -> tuple[str, str, str]:  # fmt: skip
+    """Effect, uncertainty and units lines of a cell table: the mean over cells with the
+    per-cell range, and the 95% CI of the weakest cell's mean (the cell an every-cell claim
+    stands or falls on)."""
     finite = cells.dropna(subset=["mean"])
     if finite.empty:
         return f"no finished units for {what}", "", "no finished units"
@@ -229,17 +239,29 @@ def describe_effect(cells: pd.DataFrame, what: str) -> tuple[str, str, str]:
     low, high = int(finite["units"].min()), int(finite["units"].max())
     span = f"{low}" if low == high else f"{low}-{high}"
     plural = "" if high == 1 else "s"
-    half = _ci_half_width(finite)
+    weakest = finite.loc[finite["mean"].idxmin()]
+    cell = [c for c in cells.columns if c not in _CELL_STATS]
+    half = _ci_half(weakest)
+    name = f" ({_cell_name(weakest, cell)})" if cell and len(finite) > 1 else ""
     uncertainty = (
-        f"95% CI of the per-cell means: ±{half:.4f} (median over cells)"
+        f"95% CI of the weakest cell's mean{name}: "
+        f"[{weakest['mean'] - half:+.4f}, {weakest['mean'] + half:+.4f}]"
         if np.isfinite(half)
         else f"not estimable with {span} unit{plural} per cell (a 95% CI needs at least 2)"
     )
     cells_word = "cell" if len(cells) == 1 else "cells"
-    units = (
-        f"{span} independent unit{plural} (subsample{plural}) per cell, {len(cells)} {cells_word}"
-    )
+    unit_name = unit if high == 1 else units_word
+    units = f"{span} independent unit{plural} ({unit_name}) per cell, {len(cells)} {cells_word}"
     return effect, uncertainty, units
+
+
+_CELL_STATS = {"units", "mean", "sd", "sem", "p_greater", "p_less", "a_diverged", "b_diverged",
+               "a_only", "b_only"}  # fmt: skip
+
+
+def _ci_half(row: pd.Series) -> float:
+    units, sem = row["units"], row["sem"]
+    return float(stats.t.ppf(0.975, units - 1) * sem) if units > 1 and np.isfinite(sem) else np.nan
 
 
 # What ``describe_effect`` writes, read back (``effect_numbers``): the numbers as formatted.
@@ -249,117 +271,67 @@ _EFFECT = re.compile(
     rf"(?: \(per cell from (?P<low>{_NUMBER}) to (?P<high>{_NUMBER})\))?"
 )
 _UNCERTAINTY = re.compile(
-    r"95% CI of the per-cell means: ±(?P<half>\d+\.\d+) \(median over cells\)"
+    rf"95% CI of the weakest cell's mean(?: \(.+\))?: \[(?P<ci_low>{_NUMBER}), "
+    rf"(?P<ci_high>{_NUMBER})\]"
 )
 
 
 def effect_numbers(effect: str, uncertainty: str) -> dict[str, str]:
     """The numbers of an effect and uncertainty that ``describe_effect`` wrote, as it formatted
-    them: ``mean``, the per-cell ``low`` and ``high`` (more than one cell) and the ``half``
-    width of the 95% CI; none for any other wording (a claim of two tests, an exact claim)."""
+    them: ``mean``, the per-cell ``low`` and ``high`` (more than one cell) and the weakest
+    cell's 95% CI ``ci_low`` and ``ci_high``; none for any other wording (a claim of two
+    tests, an exact claim)."""
     found = _EFFECT.fullmatch(effect)
     if found is None:
         return {}
     numbers = {key: value for key, value in found.groupdict().items() if value}
     spread = _UNCERTAINTY.fullmatch(uncertainty)
     if spread:
-        numbers["half"] = spread["half"]
+        numbers |= spread.groupdict()
     return numbers
 
 
-def _ci_half_width(cells: pd.DataFrame) -> float:
-    widths = [
-        stats.t.ppf(0.975, u - 1) * s if u > 1 and np.isfinite(s) else np.nan
-        for u, s in zip(cells["units"], cells["sem"])
-    ]
-    return float(np.nanmedian(widths)) if np.isfinite(widths).any() else np.nan
-
-
-def needed_line(cells: pd.DataFrame, pairs: pd.DataFrame, cell: list[str], effect=None) -> str:
-    """How many units per cell would give the claim (every cell) ``POWER`` against ``effect``
-    (the paper's size where it states one, else the effect measured here), with the largest
-    spread of unit differences measured in any cell (``units_needed``): never fewer than a
-    cell's verdict needs, nor fewer than the run has (then it says the run had them)."""
-    finite = cells.dropna(subset=["mean"])
-    if finite.empty:
-        return ""
-    target = float(finite["mean"].mean()) if effect is None else effect
-    what = "the paper's effect" if effect is not None else "the effect measured here"
-    if target <= 0:
-        sign = "zero" if target == 0 else "negative"
-        return (
-            f"{what} is {sign} ({target:+.4f}), not in the claimed direction: more units "
-            "would not settle it"
-        )
-    spread, have = _largest_spread(pairs, cell), int(finite["units"].min())
-    needed = units_needed(spread, target, max(len(cells), 1))
-    if needed is None:
-        why = "their differences do not vary" if spread == 0 else "a spread needs 2 per cell"
-        return (
-            f"{what} ({target:+.4f}) is in the claimed direction; the units it would need are "
-            f"not estimable with {have} unit{'' if have == 1 else 's'} per cell ({why}, a "
-            f"verdict {MIN_UNITS})"
-        )
-    against = f"{POWER:.0%} power against {what} ({target:+.4f}) over its {len(cells)} cells"
-    if needed <= have:
-        return (
-            f"this run's {have} units per cell already give this claim {against}: it stays "
-            "undecided where a cell's own effect is smaller than that mean, or by chance"
-        )
-    return f"{needed} units per cell would give this claim {against}"
-
-
-def _largest_spread(pairs: pd.DataFrame, cell: list[str]) -> float:
-    """The largest standard deviation of the unit differences a - b in any cell (NaN where
-    no cell has two finished units)."""
-    spreads = []
-    for _, group in pairs.groupby(cell, sort=True):
-        done = group[~group["a_diverged"] & ~group["b_diverged"]].dropna(subset=["a", "b"])
-        if len(done) > 1:
-            spreads.append(float((done["a"] - done["b"]).std()))
-    return max(spreads, default=np.nan)
-
-
 def equivalence(pairs: pd.DataFrame, cell: list[str], margin: float) -> CellsResult:
-    """Two one-sided paired tests per cell: |a - b| < ``margin`` (equivalent) in every cell,
-    Holm-corrected; outside the margin significantly in any cell: does not hold."""
+    """Two one-sided paired tests per cell (TOST): |a - b| < ``margin`` in every cell, each
+    cell at ALPHA (intersection-union); outside the margin significantly in any cell (Holm
+    over the cells): does not hold."""
     above = compare_cells(pairs.assign(b=pairs["b"] - margin), cell)  # a > b - margin
     below = compare_cells(pairs.assign(b=pairs["b"] + margin), cell)  # a < b + margin
-    tost = holm(np.fmax(above["p_greater"], below["p_less"]))
-    outside = (holm(above["p_less"]) < ALPHA) | (holm(below["p_greater"]) < ALPHA)
-    equivalent = tost < ALPHA
+    tost = np.fmax(above["p_greater"], below["p_less"]).to_numpy(float)
+    outside = holm(np.concatenate([above["p_less"], below["p_greater"]]))
+    outside = np.fmin(outside[: len(above)], outside[len(above) :])
+    equivalent, out = tost < ALPHA, np.nan_to_num(outside, nan=1.0) < ALPHA
     line = (
         f"equivalent in {int(equivalent.sum())} of {len(tost)} cells, outside the margin in "
-        f"{int(outside.sum())} (TOST, margin ±{margin:.4f}, Holm-corrected over the cells)"
+        f"{int(out.sum())} (TOST at {ALPHA:g} per cell, margin ±{margin:.4g}; outside: Holm over "
+        "the cells)"
     )
     p_value = float(np.nanmax(tost)) if len(tost) and np.isfinite(tost).any() else None
-    if outside.any():
-        return CellsResult(FAILS, line, p_value)
-    if len(tost) and equivalent.all():
-        return CellsResult(HOLDS, line, p_value)
-    return CellsResult(UNSURE, line, p_value)
+    result = FAILS if out.any() else HOLDS if len(tost) and equivalent.all() else UNSURE
+    return CellsResult(result, line, p_value, _finite_min(outside))
 
 
-def not_better(pairs: pd.DataFrame, cell: list[str], margin: float) -> CellsResult:
-    """ "a shows no significant improvement over b": in every cell a - b is significantly
-    below ``margin`` (one-sided paired tests, Holm over the cells); a significantly better
-    than b in any cell: does not hold. A much worse a satisfies it."""
+def not_better(pairs: pd.DataFrame, cell: list[str], margin: float,
+               share: float = NEARLY_ALL) -> CellsResult:  # fmt: skip
+    """ "a shows no significant improvement over b": in at least ``share`` of the cells a - b
+    is significantly below ``margin`` (one-sided paired tests, Holm over the cells) and in no
+    cell significantly above it; a better than b by more than the margin in any cell: does not
+    hold. A much worse a satisfies it."""
     below = compare_cells(pairs.assign(b=pairs["b"] + margin), cell)  # a < b + margin
-    plain = compare_cells(pairs, cell)
-    inside = holm(below["p_less"]) < ALPHA
-    improves = holm(plain["p_greater"]) < ALPHA
+    inside = holm(below["p_less"])
+    beyond = holm(below["p_greater"])
+    needed = needed_cells(share, len(below))
+    k_inside = int((inside < ALPHA).sum())
+    k_beyond = int((np.nan_to_num(beyond, nan=1.0) < ALPHA).sum())
     line = (
-        f"improvement below the margin in {int(inside.sum())} of {len(below)} cells, "
-        f"significant improvement in {int(improves.sum())} (one-sided paired tests, margin "
-        f"{margin:+.4f}, Holm-corrected over the cells)"
+        f"improvement below the margin in {k_inside} of {len(below)} cells, above it in "
+        f"{k_beyond} (one-sided paired tests, margin {margin:+.4g}, Holm over the cells; at "
+        f"least {needed} must be below)"
     )
-    adjusted = holm(below["p_less"])
-    p_value = float(np.nanmax(adjusted)) if np.isfinite(adjusted).any() else None
-    if improves.any():
-        return CellsResult(FAILS, line, p_value)
-    if len(below) and inside.all():
-        return CellsResult(HOLDS, line, p_value)
-    return CellsResult(UNSURE, line, p_value)
+    ordered = np.sort(np.nan_to_num(inside, nan=1.0))
+    p_value = float(ordered[needed - 1]) if len(ordered) and needed else None
+    result = FAILS if k_beyond else HOLDS if len(below) and k_inside >= needed else UNSURE
+    return CellsResult(result, line, p_value, _finite_min(beyond))
 
 
 def below_threshold(units: pd.DataFrame, threshold: float) -> pd.DataFrame:
@@ -371,19 +343,31 @@ def below_threshold(units: pd.DataFrame, threshold: float) -> pd.DataFrame:
     )
 
 
+def smallest_threshold(cells: pd.DataFrame, threshold: float) -> float:
+    """For a claim "below ``threshold`` in every cell" (cells of ``below_threshold`` pairs),
+    the smallest threshold it would hold at: the largest one-sided 95% upper bound of a cell's
+    mean value (NaN where no cell has a spread)."""
+    finite = cells.dropna(subset=["sem"])
+    if finite.empty:
+        return np.nan
+    quantile = stats.t.ppf(1 - ALPHA, finite["units"] - 1)
+    return float((threshold - finite["mean"] + quantile * finite["sem"]).max())
+
+
 def scale(cells: pd.DataFrame) -> dict[str, int]:
     """What a claim's cells (``compare_cells``) let it decide: its ``cells`` and its
     ``short_cells``, those with fewer than MIN_UNITS finished units (no verdict there)."""
     return {"cells": len(cells), "short_cells": int((cells["units"] < MIN_UNITS).sum())}
 
 
-def paired_claim(cid, quote, test, source, pairs, cell, what, names, share=1.0, paper_effect=None):
+def paired_claim(cid, quote, test, source, pairs, cell, what, names, share=1.0,
+                 units=("subsample", "subsamples")) -> Claim:  # fmt: skip
     """The claim that side a beats side b (``names``) in (``share`` of) the cells of ``pairs``
-    (one row per unit), with its effect, uncertainty, units and, where undecided, the units
-    it would need."""
+    (one row per unit), with its effect, uncertainty, units (``units``: what a unit is, one and
+    several) and, where undecided, the units it would need."""
     cells = compare_cells(pairs, cell)
     result = cells_verdict(cells, share)
-    effect, uncertainty, units = describe_effect(cells, what)
+    effect, uncertainty, unit_line = describe_effect(cells, what, *units)
     a, b = names
     details = result.line
     if len(cells):
@@ -391,26 +375,34 @@ def paired_claim(cid, quote, test, source, pairs, cell, what, names, share=1.0, 
             f"; units with a diverged run: {a} {int(cells['a_diverged'].sum())}, "
             f"{b} {int(cells['b_diverged'].sum())}"
         )
-    needed = needed_line(cells, pairs, cell, paper_effect) if result.verdict == UNSURE else ""
-    return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, units, details,
-                 result.p_value, needed, **scale(cells))  # fmt: skip
+    needed = needed_line(pairs, cell, share) if result.verdict == UNSURE else ""
+    return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, unit_line,
+                 details, result.p_value, needed, p_refute=result.p_refute,
+                 **scale(cells))  # fmt: skip
 
 
 def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
-    """One claim made of two tests (``parts`` name them): holds where both hold, does not
-    hold where either does not, else inconclusive; its p-value is the larger one."""
+    """One claim made of two tests (``parts`` name them): holds where both hold (its p the
+    larger), does not hold where either does not (its refuting p the smaller: the part that
+    refutes it is named in its details), else inconclusive."""
     verdicts = {first.verdict, second.verdict}
     verdict = FAILS if FAILS in verdicts else HOLDS if verdicts == {HOLDS} else UNSURE
     p_values = [c.p_value for c in (first, second) if c.p_value is not None]
+    refutes = [c.p_refute for c in (first, second) if c.p_refute is not None]
     both = list(zip(parts, (first, second)))
+    refuted_by = [name for name, c in both if c.verdict == FAILS]
+    details = "; ".join(f"{name}: {c.verdict}, {c.details}" for name, c in both)
+    if refuted_by:
+        details = f"refuted by the part: {' and '.join(refuted_by)}; " + details
     return Claim(
         first.id, first.quote, first.test, first.source, verdict,
         "; ".join(f"{name}: {c.effect}" for name, c in both),
         "; ".join(f"{name}: {c.uncertainty}" for name, c in both if c.uncertainty),
         first.units,
-        "; ".join(f"{name}: {c.verdict}, {c.details}" for name, c in both),
+        details,
         max(p_values) if len(p_values) == 2 else None,
         "; ".join(f"{name}: {c.needed}" for name, c in both if c.needed),
         cells=first.cells + second.cells,
         short_cells=first.short_cells + second.short_cells,
+        p_refute=min(refutes) if refutes else None,
     )  # fmt: skip
