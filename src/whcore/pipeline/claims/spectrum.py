@@ -382,9 +382,10 @@ def standard_comparable_on_support(final, hashed, b_of) -> Claim:
     effect, uncertainty, units = describe_effect(
         cells, "SAE on the support (HashWH - standard)", *UNITS
     )
+    sizes = ", ".join(str(v) for v in sorted(set(cells["train_size"])))
     return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, units,
                  result.line, result.p_value, p_refute=result.p_refute,
-                 **scale(cells))  # fmt: skip
+                 scope=f"train size {sizes} only, of the paper's 100 and 400", **scale(cells))  # fmt: skip
 
 
 __all__ = ["final_values", "hashwh_variants_by_b", "spectrum_claims", "spectrum_comparisons"]

@@ -215,4 +215,5 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
     needed = needed_line(units, ["variant", "level"]) if verdict == UNSURE else ""
     return Claim(SPEED_ID, quote, test, SPEED_SOURCE, verdict, effect, uncertainty, unit_line,
                  details, result.p_value, needed, p_refute=result.p_refute,
+                 scope=f"n = {n}, c = {c} only (the paper's runtime cell: n = 50, c = 5)",
                  **scale(cells))  # fmt: skip
