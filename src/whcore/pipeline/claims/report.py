@@ -20,13 +20,14 @@ from .stats import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED, UNSURE, 
 from .synthetic import synthetic_claims
 
 DESIGN = (
-    "The unit of replication is the subsample: a g* draw, a train size and a data seed (a "
-    "dataset, a train size and a data seed on real data; a forest with its own seed and split "
-    "in the ablation). A unit's inputs, split and the seeds of its networks and baselines "
-    "derive from the unit itself, so no two units share inputs, a split or an initialization; "
-    "each method's training seeds are averaged within a unit, and tests pair units. Spectrum "
-    "claims judge each run at the end of training (the mean over its last 10 epochs), as the "
-    "figures show it; the other experiments at the epoch validation selects."
+    "The unit of replication is the g* draw on synthetic data (its data seeds share the target, "
+    "so each method's value is averaged over them and over training seeds within the draw), "
+    "the subsample on real data (a dataset, a train size and a data seed), a forest with its own "
+    "seed and split in the ablation. A unit's inputs, split and the seeds of its networks and "
+    "baselines derive from the unit itself, so no two units share inputs, a split or an "
+    "initialization; tests pair units. Spectrum claims judge each run at the end of training "
+    "(the mean over its last 10 epochs), as the figures show it; the other experiments at the "
+    "epoch validation selects."
 )
 
 # The table that switches each group of checks on (its experiment ran).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 PAPER = {
-    "spectrum": "of the paper's train sizes 100, 200, 300, 400 and 5 g* draws",
+    "spectrum": "of the paper's train sizes 100-400 and 5 g* draws",
     "synthetic": "of the paper's 24 (n, c) cells (n = 25, 50, 100; c = 1-8) and 3 g* draws per n",
     "real": "of the paper's 40 (dataset, train size) cells (4 datasets x 10 sizes)",
 }
@@ -31,7 +31,9 @@ def experiment_scope(experiment: str, table: pd.DataFrame) -> str:
     """The cells an experiment's table holds, out of the paper's."""
     if experiment == "spectrum":
         draws = table["dataset"].nunique() if "dataset" in table else 0
-        return f"train sizes {_values(table, 'train_size')}; {draws} g* draws {PAPER[experiment]}"
+        return (
+            f"train sizes {_values(table, 'train_size')} and {draws} g* draws, {PAPER[experiment]}"
+        )
     if experiment == "synthetic":
         cells = table[["n", "c"]].drop_duplicates() if {"n", "c"} <= set(table) else []
         draws = table["draw"].nunique() if "draw" in table else 0

@@ -221,7 +221,10 @@ def cells_verdict(cells: pd.DataFrame, share: float = 1.0) -> CellsResult:
 
 
 def _cell_name(row: pd.Series, cell: list[str]) -> str:
-    return ", ".join(f"{c} {row[c]}" for c in cell)
+    def show(value):
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+
+    return ", ".join(f"{c} {show(row[c])}" for c in cell)
 
 
 def describe_effect(cells: pd.DataFrame, what: str, unit: str = "subsample",
