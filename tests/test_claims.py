@@ -30,7 +30,7 @@ from whcore.pipeline.claims import (
     units_needed,
 )
 from whcore.pipeline.claims.report import correct_across, write_claims
-from whcore.pipeline.claims.stats import MIN_UNITS, compare_cells, needed_line
+from whcore.pipeline.claims.stats import ALPHA, MIN_UNITS, cells_verdict, compare_cells, needed_line
 
 CASES = {"holds": 1.0, "does not hold": -1.0, "noise only": 0.0}
 
@@ -404,12 +404,70 @@ def test_correction_over_all_claims_can_undo_a_marginal_holds():
     assert [c.across for c in claims] == [HOLDS, UNSURE, HOLDS, UNSURE]
 
 
+def test_a_refutation_is_corrected_over_claims_like_a_holds():
+    """Both sides' p-values enter the correction: a refutation with a marginal p of its own
+    becomes inconclusive after it, a strong one stays."""
+
+    def claim(cid, verdict, p_holds, p_refute):
+        return Claim(cid, "q", "t", "s", verdict, p_value=p_holds, p_refute=p_refute)
+
+    claims = [claim("strong no", FAILS, 1.0, 1e-4), claim("marginal no", FAILS, 1.0, 0.03),
+              claim("strong yes", HOLDS, 1e-4, 1.0), claim("open", UNSURE, 0.2, 0.3)]  # fmt: skip
+    correct_across(claims)
+    assert [c.across for c in claims] == [FAILS, UNSURE, HOLDS, UNSURE]
+    assert claims[1].p_refute_across == pytest.approx(0.03 * 6)  # Holm: third smallest of 8
+
+
+def test_every_cell_claims_are_intersection_union_tests():
+    """20 cells each just significant at 5% (t = 2.5, 9 df): every cell holds, so the claim
+    holds; Holm inside would have needed each p below 0.0025."""
+    units = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, -1.0, -0.5, 0.0, 0.5, 1.0])
+    shift = 2.5 * units.std(ddof=1) / np.sqrt(len(units))
+    pairs = pd.DataFrame({"cell": np.repeat(range(20), 10), "a": np.tile(units + shift, 20),
+                          "b": 0.0, "a_diverged": False, "b_diverged": False})  # fmt: skip
+    result = cells_verdict(compare_cells(pairs, ["cell"]))
+    assert result.verdict == HOLDS and 0.01 < result.p_value < ALPHA
+    # The same cells as "nearly all" use Holm over the cells: not enough.
+    assert cells_verdict(compare_cells(pairs, ["cell"]), share=0.8).verdict == UNSURE
+
+
+def test_a_refutation_names_the_part_that_refutes_it():
+    tables = spectrum_tables(0.2, "overfits", "overfits")
+    epochs = tables["spectrum_epochs"]
+    hashed = epochs["variant"] == "hashwh_b5"
+    for d in (2, 3):
+        epochs.loc[hashed, f"sae_deg{d}"] = 2 * epochs.loc[hashed, f"sae_deg{d}"] - 0.3
+    claim = next(c for c in spectrum_claims(tables) if c.id.endswith("overfits_low_degrees"))
+    assert claim.verdict == FAILS and claim.p_refute < ALPHA
+    assert claim.details.startswith("refuted by part (ii): a b rises more alone")
+
+
+def test_the_headline_counts_after_the_correction_without_identities(tmp_path):
+    tables = {**spectrum_tables(0.2), **real_selected(0.1)}
+    claims = evaluate_claims(tables)
+    write_claims(claims, tmp_path / "c.md", tmp_path / "c.json")
+    counted = [c for c in claims if not c.nature]
+    holds = sum(c.across == HOLDS for c in counted)
+    report = (tmp_path / "c.md").read_text()
+    assert (
+        f"Verdicts of the {len(counted)} claims about the paper's experiments, after the " in report
+    )
+    assert f"holds: {holds}" in report.split("Verdicts of the", 1)[1].split("\n", 1)[0]
+    assert "Not counted: 3 identities or tautologies (hashing_collision_count" in report
+    assert all(c.scope for c in claims if c.verdict != SKIPPED), [
+        c.id for c in claims if not c.scope
+    ]
+
+
 def test_report_quotes_the_paper_and_lists_units(tmp_path):
     tables = {**spectrum_tables(0.2), **real_selected(0.1)}
     claims = evaluate_claims(tables)
     write_claims(claims, tmp_path / "c.md", tmp_path / "c.json")
     report = (tmp_path / "c.md").read_text()
     assert "> The standard neural network is unable to learn higher degree frequencies" in report
+    assert (
+        "independent units (g* draws; data and training seeds averaged within each) per " in report
+    )
     assert "independent units (subsamples) per cell" in report
     assert "after correction over all claims" in report
     assert "table synthetic_selected not built" in report
