@@ -182,6 +182,19 @@ def _finite_min(values) -> float | None:
     return float(np.nanmin(values)) if np.isfinite(values).any() else None
 
 
+def _unreachable(cells: pd.DataFrame) -> str:
+    """Where a cell's divergences cannot be told apart from chance at any outcome: its sign test
+    over so few units cannot reach ALPHA, so no p-value is claimed for it."""
+    discordant = (cells["a_only"] + cells["b_only"]).to_numpy(int)
+    few = (discordant > 0) & (0.5**discordant >= ALPHA)
+    if not few.any():
+        return ""
+    return (
+        f"; divergences in {int(few.sum())} cell(s) on at most {int(discordant[few].max())} "
+        f"units: no sign test on so few can reach {ALPHA:g}, so they count against a win only"
+    )
+
+
 def cells_verdict(cells: pd.DataFrame, share: float = 1.0) -> CellsResult:
     """The verdict of "a beats b in (at least ``share`` of) the cells": holds where enough cells
     hold (every cell: each at ALPHA, an intersection-union test; a share: Holm over the cells)
@@ -210,6 +223,7 @@ def cells_verdict(cells: pd.DataFrame, share: float = 1.0) -> CellsResult:
         f"holds in {int(holds.sum())} of {total} cells, significantly worse in {int(fails.sum())}"
         + (f", {undecided} with fewer than {MIN_UNITS} finished units" if undecided else "")
         + f" ({rule}; worse: Holm over the cells' t-tests and divergence sign tests)"
+        + _unreachable(cells)
     )
     p_value = float(np.sort(decisive)[needed - 1])  # every cell: the largest
     p_refute = _finite_min(worse)
