@@ -179,7 +179,7 @@ def standard_low_energy_keeps_rising(epochs, final) -> Claim:
         "over units on the log of the energy ratio). 'Continues' read as still rising over the "
         "second half of training: the earlier point is fixed in advance, not located on the "
         "curve (a minimum located on the curve it is compared with biases the comparison, "
-        "see claims.dynamics)."
+        "see claims.dynamics). The SAE's overfitting is spectrum_standard_overfits_low_degrees."
     )
     missing = _missing(final, [f"energy_deg{d}" for d in LOW_DEGREES], cid, quote, source)
     if missing:

@@ -191,4 +191,6 @@ def lasso_fastest_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
     r2 = paired(hashwh, unit_means(side(lasso_rows, RUN, "test_r2"), UNIT))
     poorer = paired_claim(cid, quote, test, source, r2, ["dataset", "train_size"],
                           "test R^2 (HashWH - Lasso)", ("HashWH", "Lasso"), NEARLY_ALL)  # fmt: skip
-    return combine(fastest, poorer, ("fastest", "usually poorer than HashWH"))
+    claim = combine(fastest, poorer, ("fastest", "usually poorer than HashWH"))
+    claim.details += f"; rivals with their own times: {', '.join(sorted(rivals))}"
+    return claim
