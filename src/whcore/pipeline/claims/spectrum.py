@@ -116,6 +116,8 @@ def spectrum_claims(tables, settings=None) -> list[Claim]:
 
 def spectrum_comparisons(tables) -> list[Claim]:
     """The spectrum claims that compare runs at the end of training."""
+    from .energy import energy_claims  # energy.py builds on this module's helpers
+
     selected = tables["spectrum_selected"]
     hashed = hashwh_variants_by_b(selected)
     variants = set(selected["variant"])
@@ -136,6 +138,7 @@ def spectrum_comparisons(tables) -> list[Claim]:
         standard_high_degree_energy(final),
         hashwh_best_tractable(final, hashed[-1], names, variants),
         standard_comparable_on_support(final, hashed, b_of),
+        *energy_claims(epochs, hashed, b_of, names, regularized),
     ]
 
 

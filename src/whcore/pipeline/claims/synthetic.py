@@ -18,6 +18,7 @@ from .stats import (
     UNSURE,
     Claim,
     cells_verdict,
+    combine,
     compare_cells,
     describe_effect,
     holm,
@@ -40,8 +41,8 @@ SPEEDUP = 10.0  # "orders of magnitude": at least one
 LEVELS = (0.25, 0.5, 0.75, 0.95)  # R^2 levels as shares of the lowest R^2 every EN-S run reached
 
 
-def _units(rows: pd.DataFrame, variant: str, value: str = "test_r2") -> pd.DataFrame:
-    return unit_means(side(rows[rows["variant"] == variant], RUN, value), UNIT)
+def _units(rows: pd.DataFrame, variant: str, value: str = "test_r2", unit=UNIT) -> pd.DataFrame:
+    return unit_means(side(rows[rows["variant"] == variant], RUN, value), unit)
 
 
 def _b_label(selected, variant) -> int:
@@ -53,8 +54,10 @@ def synthetic_claims(tables, settings=None) -> list[Claim]:
     variants = set(selected["variant"])
     hashed = hashwh_variants_by_b(selected)
     claims = [_beats(selected, hashed, rival) for rival in ("standard", "ens")]
+    claims += [beats_each_draw(selected, hashed, rival) for rival in ("standard", "ens")]
     claims.append(ens_no_improvement(selected))
     claims.append(larger_b_better(selected, hashed))
+    claims.append(b_trades_time_for_generalization(selected, hashed))
     runs = tables.get("synthetic_runs")
     if runs is None or "ens" not in variants:
         quote, _ = _speed_text()
@@ -78,16 +81,47 @@ def _beats(selected, hashed, rival) -> Claim:
     source = f"{SOURCE}, Figure 4a"
     if rival not in set(selected["variant"]) or not hashed:
         return skipped(cid, quote, source, f"no {name} or HashWH runs")
-    other = _units(selected, rival)
-    pairs = pd.concat(
+    pairs = _hashwh_pairs(selected, hashed, rival)
+    return paired_claim(cid, quote, test, source, pairs, ["n", "c", "hash_size"],
+                        f"test R^2 (HashWH - {rival})", ("HashWH", rival), units=UNITS)  # fmt: skip
+
+
+def _hashwh_pairs(selected, hashed, rival, unit=UNIT) -> pd.DataFrame:
+    """Unit pairs (``unit``) of every HashWH hash size (column hash_size) against ``rival``'s
+    test R^2."""
+    other = _units(selected, rival, unit=unit)
+    return pd.concat(
         [
-            paired(_units(selected, v), other).assign(hash_size=_b_label(selected, v))
+            paired(_units(selected, v, unit=unit), other).assign(hash_size=_b_label(selected, v))
             for v in hashed
         ],
         ignore_index=True,
     )
-    return paired_claim(cid, quote, test, source, pairs, ["n", "c", "hash_size"],
-                        f"test R^2 (HashWH - {rival})", ("HashWH", rival), units=UNITS)  # fmt: skip
+
+
+def beats_each_draw(selected, hashed, rival) -> Claim:
+    name = {"standard": "the standard network", "ens": "EN-S"}[rival]
+    cid, source = f"synthetic_hashwh_beats_{rival}_each_draw", "Appendix A (Figure A5)"
+    quote = (
+        "Our regularization method, HashWH, outperforms the standard network and EN-S in all "
+        "possible combinations of input dimension and dataset sizes, regardless of the draw of "
+        "g*."
+    )
+    test = (
+        f"Within each g* draw, every HashWH hash size has a higher test R^2 than {name} in "
+        "every (n, c): the units are the data seeds of that draw (cells: n x c x draw x b; "
+        f"the pooled claim is synthetic_hashwh_beats_{rival})."
+    )
+    if rival not in set(selected["variant"]) or not hashed:
+        return skipped(cid, quote, source, f"no {name} or HashWH runs")
+    seeds = selected.groupby(["n", "c", "draw"])["data_seed"].nunique()
+    if seeds.max() < 2:
+        return skipped(cid, quote, source, "one data seed per g* draw: a draw has a single "
+                       "unit, so this design cannot check the claim draw by draw")  # fmt: skip
+    pairs = _hashwh_pairs(selected, hashed, rival, unit=[*UNIT, "data_seed"])
+    return paired_claim(cid, quote, test, source, pairs, ["n", "c", "draw", "hash_size"],
+                        f"test R^2 (HashWH - {rival})", ("HashWH", rival),
+                        units=("data seed", "data seeds of one g* draw"))  # fmt: skip
 
 
 def ens_no_improvement(selected) -> Claim:
@@ -133,6 +167,48 @@ def larger_b_better(selected, hashed) -> Claim:
     return paired_claim(cid, quote, test, source, pd.concat(steps, ignore_index=True),
                         ["n", "c", "step"], "test R^2 (larger b - smaller b)",
                         ("larger b", "smaller b"), NEARLY_ALL, units=UNITS)  # fmt: skip
+
+
+def _steps_of_b(selected, hashed, value: str) -> pd.DataFrame:
+    """Unit pairs of each HashWH b (a) against the next smaller one (b), column ``step``."""
+    return pd.concat(
+        [
+            paired(_units(selected, big, value), _units(selected, small, value)).assign(
+                step=f"b {_b_label(selected, small)} -> {_b_label(selected, big)}"
+            )
+            for small, big in zip(hashed, hashed[1:])
+        ],
+        ignore_index=True,
+    )
+
+
+def b_trades_time_for_generalization(selected, hashed) -> Claim:
+    cid, source = "synthetic_b_trades_time_for_generalization", f"{SOURCE}, Figure 4b"
+    quote = (
+        "The trade-off between the training time and generalization can be directly "
+        "controlled with the choice of the hashing size b."
+    )
+    test = (
+        "Each HashWH b (i) trains longer than the next smaller b (training time of the models "
+        "timed one at a time, paired over units on log10 of the time) and (ii) has a higher "
+        "test R^2, in every (n, c) (cells: n x c x step of b; Appendix A: 'We consistently "
+        "see' the trade-off, for every n and c)."
+    )
+    if len(hashed) < 2:
+        return skipped(cid, quote, source, "fewer than two HashWH hash sizes")
+    alone = selected.get("timed_alone", pd.Series(False, index=selected.index))
+    timed = selected[alone.fillna(False).astype(bool)]
+    if "train_time" not in selected or not timed["variant"].isin(hashed).any():
+        return skipped(cid, quote, source, "no HashWH runs timed one at a time")
+    timed = timed.assign(log_time=np.log10(timed["train_time"].clip(lower=1e-9)))
+    cell = ["n", "c", "step"]
+    longer = paired_claim(cid, quote, test, source, _steps_of_b(timed, hashed, "log_time"), cell,
+                          "log10 training time (larger b - smaller b)",
+                          ("larger b", "smaller b"), units=UNITS)  # fmt: skip
+    better = paired_claim(cid, quote, test, source, _steps_of_b(selected, hashed, "test_r2"),
+                          cell, "test R^2 (larger b - smaller b)",
+                          ("larger b", "smaller b"), units=UNITS)  # fmt: skip
+    return combine(longer, better, ("larger b trains longer", "larger b generalizes better"))
 
 
 # --- speed: time to reach each R^2 level ----------------------------------------------------------
