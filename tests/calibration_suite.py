@@ -30,7 +30,7 @@ import itertools
 import math
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -312,8 +312,6 @@ def comparable_levels(design, shift, log):
 
 
 def comparable_design(design: Design) -> Design:
-    from dataclasses import replace
-
     return replace(design, cells=tuple(s for s in design.cells if s in COMPARABLE_SIZES))
 
 
@@ -495,8 +493,6 @@ def real_table(rng, design, levels, log=False):
 
 
 def replace_seeds(design, seeds):
-    from dataclasses import replace
-
     return replace(design, seeds=seeds)
 
 
