@@ -69,6 +69,7 @@ pytestmark = pytest.mark.calibration
 REPS = int(os.environ.get("WHCORE_CALIBRATION_REPS", "400"))
 NULL_REPS = 200  # replications of the overfitting statistic's null cases (autocorrelated curves)
 POWER_REPS = 100  # replications of every planted case
+TABLE_POWER_REPS = 50  # replications of the table's power at each configuration's design
 LEVEL = 0.05
 POWER_TOLERANCE = 0.1  # 2.5 binomial standard errors of POWER_REPS at 80%
 HASHED = ["hashwh_b5", "hashwh_b7", "hashwh_b8"]
@@ -111,7 +112,7 @@ def calibration_table():
     TABLE.parent.mkdir(parents=True, exist_ok=True)
     TABLE.write_text(
         "# The claims engine at its least-favourable nulls\n\n"
-        f"False 'holds' over {REPS} replications per case, power over {POWER_REPS} (every cell "
+        f"False 'holds' over {REPS} replications per case, power over {TABLE_POWER_REPS} (every cell "
         "+1 SD of a unit's difference in the claim's favour; the overfitting claim: a rise of "
         "0.1 against HashWH falling monotonically). Accepted: alpha +- 2 SE where each cell is "
         "an exact test, else up to alpha + 2 SE. Written by `make calibration` "
@@ -134,7 +135,7 @@ def test_false_holds_at_the_least_favourable_null(config, case, calibration_tabl
         calibration_table.append(skipped_row(case, design))
         pytest.skip(f"{config}: {why}")
     (row,) = false_holds_rates([case], lambda _: design, REPS)
-    power = power_rate(case, design, POWER_REPS)
+    power = power_rate(case, design, TABLE_POWER_REPS)
     row.update(power=power["rate"], power_se=power["se"])
     calibration_table.append(row)
     print(f"calibration: {table_lines([row])[-1]}")
