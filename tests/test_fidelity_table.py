@@ -86,7 +86,7 @@ ROWS = {
         "real_hashwh_faster_than_ens",
         "synthetic_hashwh_beats_ens_each_draw",
     ],
-    "synthetic: every HashWH b beats the standard network in each g* draw": [
+    "synthetic: per g* draw, every HashWH b beats the standard network": [
         "synthetic_hashwh_beats_standard_each_draw"
     ],
 }

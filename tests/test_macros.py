@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from whcore.pipeline.claims.report import format_p
 from whcore.pipeline.claims.macros import claims_macros, macro_stem, tex_text, write_macros
 from whcore.pipeline.claims.stats import describe_effect, effect_numbers
 
@@ -63,14 +64,19 @@ def check_macros(claims: list[dict], macros: dict[str, str]) -> None:
         assert macros[stem + "Across"] == claim["across"]
         assert untex(macros.get(stem + "Effect", "")) == claim["effect"], claim["id"]
         assert untex(macros.get(stem + "Units", "")) == claim["units"], claim["id"]
+        for suffix, key in (("PValue", "p_value"), ("PRefute", "p_refute"),
+                            ("PRefuteAcross", "p_refute_across")):  # fmt: skip
+            assert macros.get(stem + suffix, "") == format_p(claim.get(key)), (claim["id"], key)
         if stem + "Mean" in macros:
             assert f"{float(macros[stem + 'Mean']):+.4f}" == macros[stem + "Mean"]
             assert f" {macros[stem + 'Mean']}" in claim["effect"], claim["id"]
     stated = [c for c in claims if c["effect"].startswith("mean paired difference in")]
     assert sum(macro_stem(c["id"]) + "Mean" in macros for c in stated) == len(stated)
-    assert macros["claimsTotal"] == str(len(claims))
-    holds = sum(c["verdict"] == "holds" for c in claims)
-    assert macros["claimsHolds"] == str(holds)
+    counted = [c for c in claims if not c.get("nature")]  # identities and tautologies apart
+    assert macros["claimsTotal"] == str(len(counted))
+    assert macros["claimsApart"] == str(len(claims) - len(counted))
+    assert macros["claimsHolds"] == str(sum(c["verdict"] == "holds" for c in counted))
+    assert macros["claimsHoldsAcross"] == str(sum(c["across"] == "holds" for c in counted))
 
 
 def test_digits_become_words_and_other_characters_separate_words():
