@@ -143,8 +143,9 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
     floor = compare_cells(rise_all.assign(b=MIN_RISE), rise_cell)
     # Holds: every cell of both parts at ALPHA (an intersection-union test). Refuted: the
     # standard network's rise below the floor, or a b rising more, in any cell (Holm over all).
-    holds_p = np.concatenate([rise_cells["p_greater"], versus_cells["p_greater"]])
-    refute_p = holm(np.concatenate([floor["p_less"], versus_cells["p_less"]]))
+    # (float: an empty cell table's columns have no numeric dtype)
+    holds_p = np.concatenate([rise_cells["p_greater"], versus_cells["p_greater"]]).astype(float)
+    refute_p = holm(np.concatenate([floor["p_less"], versus_cells["p_less"]]).astype(float))
     no_rise = np.nan_to_num(refute_p[: len(floor)], nan=1.0) < ALPHA
     rises_more = np.nan_to_num(refute_p[len(floor) :], nan=1.0) < ALPHA
     rise_holds = rise_cells["p_greater"].to_numpy(float) < ALPHA
