@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
+from calibration_tables import ar1
 
 from whcore.pipeline.claims import (
     ablation_claims,
@@ -341,16 +342,6 @@ def learned_first_table(rng, design, shift, log=False):
 
 
 RISE, CURVE_NOISE, PHI = 0.6, 0.02, 0.9
-
-
-def ar1(rng, shape, phi: float, sd: float) -> np.ndarray:
-    """AR(1) noise along the last axis with stationary standard deviation ``sd``."""
-    out = np.empty(shape)
-    out[..., 0] = rng.normal(0, sd, shape[:-1])
-    innovations = rng.normal(0, sd * np.sqrt(1 - phi**2), shape)
-    for t in range(1, shape[-1]):
-        out[..., t] = phi * out[..., t - 1] + innovations[..., t]
-    return out
 
 
 def overfit_curve(t, rise):
@@ -756,13 +747,21 @@ def check_rates(rows: list[dict], alpha: float = ALPHA) -> list[str]:
     the row's replications), or, for an exact case, below alpha - 2 SE."""
     failures = []
     for row in rows:
-        se = math.sqrt(alpha * (1 - alpha) / row["reps"])
-        what = f"{row['case'].name} at {row['design'].label}: 'holds' in {row['rate']:.1%}"
-        if row["rate"] > alpha + 2 * se:
-            failures.append(f"{what} > {alpha + 2 * se:.1%} (alpha + 2 SE)")
-        elif row["case"].exact and row["rate"] < alpha - 2 * se:
-            failures.append(f"{what} < {alpha - 2 * se:.1%} (alpha - 2 SE): over-conservative")
+        failure = bound_failure(row["rate"], row["reps"], row["case"].exact, alpha)
+        if failure:
+            failures.append(f"{row['case'].name} at {row['design'].label}: {failure}")
     return failures
+
+
+def bound_failure(rate: float, reps: int, exact: bool, alpha: float = ALPHA) -> str | None:
+    """Why a false-"holds" ``rate`` over ``reps`` replications fails its bound (above alpha +
+    2 SE; for an exact test also below alpha - 2 SE: over-conservative), else None."""
+    se = math.sqrt(alpha * (1 - alpha) / reps)
+    if rate > alpha + 2 * se:
+        return f"'holds' in {rate:.1%} > {alpha + 2 * se:.1%} (alpha + 2 SE)"
+    if exact and rate < alpha - 2 * se:
+        return f"'holds' in {rate:.1%} < {alpha - 2 * se:.1%} (alpha - 2 SE): over-conservative"
+    return None
 
 
 def skipped_row(case: Case, design: Design) -> dict:

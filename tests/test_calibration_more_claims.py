@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from calibration_suite import bound_failure
 from more_claims_tables import (
     HASHED,
     REAL_METHODS,
@@ -39,7 +40,6 @@ pytestmark = pytest.mark.calibration
 
 REPS = int(os.environ.get("WHCORE_CALIBRATION_REPS", "300"))
 ALPHA = stats.ALPHA
-SE = float(np.sqrt(ALPHA * (1 - ALPHA) / REPS))
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 
@@ -73,9 +73,8 @@ def holds_rate(make, evaluate, seed: int) -> float:
 
 
 def assert_at_level(rate: float, exact: bool) -> None:
-    assert rate <= ALPHA + 2 * SE, f"'holds' in {rate:.1%}, above {ALPHA} + 2 SE"
-    if exact:
-        assert rate >= ALPHA - 2 * SE, f"'holds' in {rate:.1%}, below {ALPHA} - 2 SE"
+    failure = bound_failure(rate, REPS, exact)
+    assert failure is None, failure
 
 
 # --- the spectrum experiment (config/faithful.yaml's design) ----------------------------------------
