@@ -54,7 +54,7 @@ SPECTRUM_VARIANTS = {
 SPECTRUM_NOISE = {"standard": 0.10, "fullwh": 0.03, "ens": 0.06, "hashwh_b5": 0.05,
                   "hashwh_b7": 0.04, "hashwh_b8": 0.03}  # fmt: skip
 SIZES = (100, 200)
-DRAWS, DATA_SEEDS, SEEDS = 3, 2, 2
+DRAWS, DATA_SEEDS, SEEDS = 6, 1, 2  # each unit its own g* draw (the unit of the claims)
 STATIC = ["amp_deg4", "amp_deg5", "sae_full", "sae_support",
           *(f"sae_deg{d}" for d in range(1, 6)), "energy_deg4", "energy_deg5"]  # fmt: skip
 NULL_LEVELS = {"amp_deg4": 0.3, "amp_deg5": 0.3, "sae_full": 1.0, "sae_support": 0.5,
@@ -126,9 +126,9 @@ CS = (1, 2, 3)
 
 
 def synthetic_selected(rng, levels: dict[str, float], seeds: int = 1) -> dict:
-    """synthetic_selected for n = 25, c = 1-3, 3 draws x 2 data seeds: test R^2 at each
+    """synthetic_selected for n = 25, c = 1-3, 6 draws with one data seed each: test R^2 at each
     variant's level (``levels``, default 0.5) plus unit and seed noise."""
-    units = list(itertools.product([25], CS, range(3), range(2)))
+    units = list(itertools.product([25], CS, range(6), range(1)))  # 6 g* draws, the units
     frames = []
     for variant, (method, b) in SYNTHETIC_VARIANTS.items():
         level = levels.get(variant, 0.5)

@@ -139,7 +139,7 @@ def test_false_holds_at_the_least_favourable_null(config, case, calibration_tabl
     row.update(power=power["rate"], power_se=power["se"])
     calibration_table.append(row)
     print(f"calibration: {table_lines([row])[-1]}")
-    assert not check_rates([row])
+    assert not check_rates([row], checks=len(LEAST_FAVOURABLE))
 
 
 # --- the spectrum experiment: comparisons at the end of training -----------------------------------
@@ -199,12 +199,20 @@ def spectrum_predictions(levels) -> dict[str, float]:
     }
 
 
+# Claims on SAE and energy ratios compare logs: their planted levels above are additive, so
+# their power is checked on the log scale by tests/test_claims.py (three shapes of cells) and
+# their level by the least-favourable nulls (lognormal); here the amplitude claims.
+RAW_SCALE = ("spectrum_learns_degree4", "spectrum_regularized_better_any_size")
+
+
 def test_spectrum_claims_have_the_power_they_predict():
     levels = planted_spectrum_levels()
     counts = verdict_rates(
         lambda rng: spectrum_tables(rng, levels), spectrum_comparisons, POWER_REPS, seed=1
     )
     for cid, predicted in spectrum_predictions(levels).items():
+        if cid not in RAW_SCALE:
+            continue
         assert 0.3 <= predicted <= 0.97, (cid, predicted)  # an informative power
         assert_power(share(counts[cid], what=cid), predicted, cid)
 
@@ -412,7 +420,7 @@ def test_nearly_all_means_none_significantly_worse():
     from whcore.pipeline.claims.stats import cells_verdict
 
     cells = pd.DataFrame({"p_greater": [1e-6] * 8 + [0.99] * 2, "p_less": [0.99] * 8 + [1e-6] * 2,
-                          "a_diverged": 0, "b_diverged": 0})  # fmt: skip
+                          "a_diverged": 0, "b_diverged": 0, "a_only": 0, "b_only": 0})  # fmt: skip
     assert cells_verdict(cells, share=0.8).verdict == FAILS
     cells["p_less"] = 0.99
     cells.loc[8:, "p_greater"] = 0.5  # 8 of 10 hold, 2 undecided: nearly all
