@@ -757,14 +757,19 @@ def check_rates(rows: list[dict], alpha: float = ALPHA, checks: int = 1) -> list
 FAMILY_ERROR = 0.05  # the chance that a correct engine fails any check of one suite
 
 
+def bound_z(checks: int) -> float:
+    """The SEs a rate may stray from alpha in a suite of ``checks`` two-sided checks."""
+    return max(2.0, float(norm.isf(FAMILY_ERROR / (2 * checks))))
+
+
 def bound_failure(rate: float, reps: int, exact: bool, alpha: float = ALPHA,
                   checks: int = 1) -> str | None:  # fmt: skip
     """Why a false-"holds" ``rate`` over ``reps`` replications fails its bound, else None: above
     alpha + z SE, or for an exact test below alpha - z SE (over-conservative). z is 2 for one
     check; a suite of ``checks`` checks widens it so that a correct engine fails any of them
-    with probability FAMILY_ERROR at most (Bonferroni over both sides: z = 2 up to 2 checks,
-    3.4 for 75), else a suite of many cases would fail by chance alone."""
-    z = max(2.0, float(norm.isf(FAMILY_ERROR / (2 * checks))))
+    with probability FAMILY_ERROR at most (Bonferroni over both sides: z = 2 for one check,
+    3.4 for the 78 of test_calibration.py), else a suite of many cases fails by chance alone."""
+    z = bound_z(checks)
     se = math.sqrt(alpha * (1 - alpha) / reps)
     if rate > alpha + z * se:
         return f"'holds' in {rate:.1%} > {alpha + z * se:.1%} (alpha + {z:.2g} SE)"
@@ -780,12 +785,13 @@ def skipped_row(case: Case, design: Design) -> dict:
     return {"case": case, "design": design, "skipped": why_skipped(case, design)}
 
 
-def table_lines(rows: list[dict], alpha: float = ALPHA) -> list[str]:
+def table_lines(rows: list[dict], alpha: float = ALPHA, checks: int = 1) -> list[str]:
     """A markdown table of rows (``false_holds_rates`` rows, with ``power`` where measured, and
-    ``skipped_row`` rows)."""
+    ``skipped_row`` rows), each judged by the bound of a suite of ``checks`` checks."""
+    z = bound_z(checks)
     lines = [
         "| claim | configuration: units per cell x data seeds x seeds | false 'holds' (SE) | "
-        "accepted | power at the planted effect (SE) | check |",
+        f"accepted (alpha -/+ {z:.2g} SE) | power at the planted effect (SE) | check |",
         "|---|---|---|---|---|---|",
     ]
     for row in rows:
@@ -794,9 +800,9 @@ def table_lines(rows: list[dict], alpha: float = ALPHA) -> list[str]:
             lines.append(f"{start} no verdict: {row['skipped']} | | | skipped |")
             continue
         se = math.sqrt(alpha * (1 - alpha) / row["reps"])
-        low = f"{alpha - 2 * se:.1%}" if row["case"].exact else "0"
+        low = f"{max(0.0, alpha - z * se):.1%}" if row["case"].exact else "0"
         power = f"{row['power']:.1%} ({row['power_se']:.1%})" if "power" in row else ""
-        check = "pass" if not check_rates([row], alpha) else "FAIL"
+        check = "pass" if not check_rates([row], alpha, checks) else "FAIL"
         lines.append(f"{start} {row['rate']:.1%} ({row['se']:.1%}) | {low} to "
-                     f"{alpha + 2 * se:.1%} | {power} | {check} |")  # fmt: skip
+                     f"{alpha + z * se:.1%} | {power} | {check} |")  # fmt: skip
     return lines
