@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from whcore.pipeline.claims.stats import claim_power
+from whcore.pipeline.claims.power import claim_power
 
 UNITS = 6  # subsamples per cell: the faithful run's count
 SEED_NOISE = 0.02  # a training seed's deviation from its unit's value

@@ -29,8 +29,9 @@ from whcore.pipeline.claims import (
     synthetic_claims,
     units_needed,
 )
+from whcore.pipeline.claims.power import needed_line
 from whcore.pipeline.claims.report import correct_across, write_claims
-from whcore.pipeline.claims.stats import ALPHA, MIN_UNITS, cells_verdict, compare_cells, needed_line
+from whcore.pipeline.claims.stats import ALPHA, MIN_UNITS, cells_verdict, compare_cells
 
 CASES = {"holds": 1.0, "does not hold": -1.0, "noise only": 0.0}
 

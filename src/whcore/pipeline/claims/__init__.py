@@ -8,6 +8,7 @@ Statistics (units of replication, tests, corrections, power): ``claims.stats``."
 from .dynamics import cross_seed_rise
 from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
+from .power import claim_power, units_needed
 from .real import real_claims
 from .report import evaluate_claims, write_claims
 from .spectrum import spectrum_claims
@@ -19,9 +20,7 @@ from .stats import (
     SKIPPED,
     UNSURE,
     Claim,
-    claim_power,
     holm,
-    units_needed,
 )
 from .synthetic import speed_claim, synthetic_claims
 

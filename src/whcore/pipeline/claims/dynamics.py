@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .power import needed_line
 from .stats import (
     ALPHA,
     FAILS,
@@ -22,7 +23,6 @@ from .stats import (
     compare_cells,
     describe_effect,
     holm,
-    needed_line,
     paired,
     paired_claim,
     scale,

@@ -11,19 +11,28 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .spectrum import FINAL_EPOCHS, HIGH, UNITS, final_values, unit_values, units_of, versus
+from .spectrum import (
+    FINAL_EPOCHS,
+    HIGH,
+    OFF_TARGET,
+    UNITS,
+    final_values,
+    unit_values,
+    units_of,
+    versus,
+)
 from .stats import Claim, combine, paired, paired_claim, skipped
 
 SOURCE = "Section 3"
 # The low degrees of the energy claims: Figure 3's caption names them ("for low degrees (2 and
 # 3)"), the degrees where it shows the standard network picking up erroneous frequencies.
-LOW_DEGREES = (2, 3)
+LOW_DEGREES = OFF_TARGET
 FIGURE3_SIZE = 200  # Figure 3 shows train size 200 ("where we reported the results for ... 200")
 
 
-def energy_claims(epochs, hashed, b_of, names, regularized) -> list[Claim]:
-    """Every claim of this module, from the spectrum experiment's per-epoch table."""
-    final = unit_values(final_values(with_off_target(epochs)))
+def energy_claims(epochs, final, hashed, b_of, names, regularized) -> list[Claim]:
+    """Every claim of this module, from the spectrum experiment's per-epoch table and its
+    ``unit_values`` at the end of training (``final``, computed once by the caller)."""
     return [
         hashwh_energy_allocation(final, hashed, b_of),
         regularized_energy_by_degree(final, regularized, names),
@@ -32,18 +41,6 @@ def energy_claims(epochs, hashed, b_of, names, regularized) -> list[Claim]:
         larger_b_learns_high_degrees(final, hashed, b_of),
         amplitudes_improve_with_data(final),
     ]
-
-
-def with_off_target(epochs: pd.DataFrame) -> pd.DataFrame:
-    """``epochs`` with ``energy_deg<d>_off`` for the low degrees: the energy of degree d outside
-    the target's frequency (the degree's energy minus its target coefficient squared; the
-    paper's targets have one frequency per degree, whose coefficient ``amp_deg<d>`` is)."""
-    columns = {
-        f"energy_deg{d}_off": epochs[f"energy_deg{d}"] - epochs[f"amp_deg{d}"] ** 2
-        for d in LOW_DEGREES
-        if {f"energy_deg{d}", f"amp_deg{d}"} <= set(epochs.columns)
-    }
-    return epochs.assign(**columns)
 
 
 def log_units(final: pd.DataFrame, variant: str, column: str) -> pd.DataFrame:

@@ -23,10 +23,9 @@ import pandas as pd
 from scipy import stats
 
 from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, POWER, SKIPPED, UNSURE
-from .power import claim_power, needed_cells, needed_line, units_needed
+from .power import needed_cells, needed_line
 
-__all__ = ["ALPHA", "FAILS", "HOLDS", "MIN_UNITS", "NEARLY_ALL", "POWER", "SKIPPED", "UNSURE",
-           "claim_power", "units_needed"]  # fmt: skip
+__all__ = ["ALPHA", "FAILS", "HOLDS", "MIN_UNITS", "NEARLY_ALL", "POWER", "SKIPPED", "UNSURE"]
 
 
 @dataclass

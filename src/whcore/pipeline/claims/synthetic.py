@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .power import needed_line
 from .spectrum import hashwh_variants_by_b
 from .stats import (
     ALPHA,
@@ -22,7 +23,6 @@ from .stats import (
     compare_cells,
     describe_effect,
     holm,
-    needed_line,
     not_better,
     paired,
     paired_claim,
