@@ -32,7 +32,7 @@ from more_claims_tables import (
 
 from whcore.pipeline.claims import HOLDS, energy, stats
 from whcore.pipeline.claims.real import UNIT, best_hashwh, lasso_fastest_claim
-from whcore.pipeline.claims.spectrum import final_values, unit_values
+from whcore.pipeline.claims.spectrum_units import final_values, unit_values
 from whcore.pipeline.claims.stats import unit_means
 from whcore.pipeline.claims.synthetic import b_trades_time_for_generalization, beats_each_draw
 

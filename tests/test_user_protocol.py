@@ -201,8 +201,8 @@ def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
 def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
     from whcore.core.rng import derive_seed
     from whcore.pipeline.aggregation import protocol_tables
-    from whcore.pipeline.baselines import baselines_job, make_model
-    from whcore.pipeline.jobs.baselines import BaselinesSpec
+    from whcore.pipeline.baselines import make_model
+    from whcore.pipeline.jobs.baselines import BaselinesSpec, baselines_job
 
     _, out = binarized(tmp_path, ["fold_random_5"])
     records = []

@@ -14,17 +14,13 @@ rows' character matrix serves every step of both orders (``SparseSpectrum.predic
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..core.rng import derive_seed, stable_permutation
 
-if TYPE_CHECKING:
-    from .jobs.ablation import AblationSpec
-
-__all__ = ["ORDERS", "ablation_job", "deletion_order", "prune_scores", "run_ablation"]
+__all__ = ["ORDERS", "deletion_order", "prune_scores", "run_ablation"]
 
 ORDERS = ("degree", "amplitude")
 
@@ -148,26 +144,6 @@ def run_ablation(
         )
     )
     return table.assign(**info), info
-
-
-def ablation_job(spec: AblationSpec, threads: int = 1, log=print) -> tuple[pd.DataFrame, dict]:
-    """An ablation job's table (its dataset's name in a first column): one forest, split and
-    pruning per seed ``spec.seed``, ``spec.seed + 1``, ... (``spec.repeats`` of them, the
-    ablation claim's units), and the summary numbers of each."""
-    from ..data.loading import read_table
-
-    x, y = read_table(spec.data)
-    tables, infos = [], []
-    for seed in range(spec.seed, spec.seed + spec.repeats):
-        table, info = run_ablation(
-            x, y, spec.train_size, spec.test_size, spec.max_depth, spec.n_trees, spec.steps,
-            seed, spec.standardize, threads, log=log,
-        )  # fmt: skip
-        tables.append(table)
-        infos.append(info)
-    table = pd.concat(tables, ignore_index=True)
-    table.insert(0, "dataset", spec.dataset)
-    return table, {"forests": infos}
 
 
 def _timed(fn, *args):

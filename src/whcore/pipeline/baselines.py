@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,22 +21,16 @@ from ..core.rng import derive_seed
 from .families import BASELINES
 from .protocol import spearman
 
-if TYPE_CHECKING:
-    from .jobs.baselines import BaselinesSpec
-
 __all__ = [
     "FAMILIES",
-    "FAMILY_STYLE",
     "grid_points",
     "make_model",
     "fit_grid",
-    "baselines_job",
     "run_baselines",
     "select_best",
 ]
 
-# Each family's label and colour, and its grid's parameters (the registry's, in its order).
-FAMILY_STYLE = {name: (info.label, info.color) for name, info in BASELINES.items()}
+# Each family's grid parameters (the registry's, in its order).
 FAMILIES = {name: tuple(info.params) for name, info in BASELINES.items()}
 
 
@@ -146,17 +139,6 @@ def run_baselines(
     data = split_data(x, y, train_size, val_size, test_size, unit, standardize)
     records = fit_grid(data, family, grid, unit, threads, log)
     return records.assign(dataset=dataset, train_size=train_size, data_seed=data_seed)
-
-
-def baselines_job(spec: BaselinesSpec, threads: int = 1, log=print) -> pd.DataFrame:
-    """A baselines job's records: its family's grid on its split (a subsample, or a held-out
-    fold of ProteinGym's protocol, scored also by the test split's Spearman correlation)."""
-    from ..data.loading import load_table_split
-
-    data, unit = load_table_split(spec.data)
-    held_out = spec.data.folds is not None
-    records = fit_grid(data, spec.family, spec.grid, unit, threads, log, ranks=held_out)
-    return records.assign(dataset=spec.dataset, **spec.data.identity(data))
 
 
 def select_best(records: pd.DataFrame) -> pd.DataFrame:

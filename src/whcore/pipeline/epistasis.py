@@ -23,7 +23,6 @@ every table (column ``basis``) and in the figure.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -37,9 +36,6 @@ from ..core.training import Member, TrainConfig, train_members
 from ..core.wht import int_to_bits
 from ..data.loading import load_job_data, training_seed
 from .canonical import canonical
-
-if TYPE_CHECKING:
-    from .jobs.epistasis import EpistasisSpec
 
 __all__ = [
     "SiteMap",
@@ -273,34 +269,48 @@ def _retrain(data, unit: int, pick: dict, training: dict, device: str, log):
     return captured["model"], records
 
 
-def learned_epistasis(spec: EpistasisSpec, selected: pd.DataFrame, device: str = "cpu", log=print):
-    """The tables of an epistasis job: (top interactions, energy by number of sites, energy by
-    site set), one block of rows per method (standard and HashWH, as selected), and the basis
-    of the spectrum (one line, also the tables' column ``basis``)."""
-    split = spec.data
+def learned_epistasis(
+    split,
+    selected: pd.DataFrame,
+    *,
+    dataset: str,
+    methods,
+    training: dict,
+    spright: dict,
+    top: int,
+    device: str = "cpu",
+    log=print,
+):
+    """The learned epistasis of ``dataset``'s selected networks of ``methods`` on ``split`` (a
+    table's split, ``whcore.data.loading.load_job_data``): (top interactions, energy by number
+    of sites, energy by site set), one block of rows per method (standard and HashWH, as
+    selected in ``selected``, the real_selected table), and the basis of the spectrum (one
+    line, also the tables' column ``basis``). Each network is trained again with ``training``;
+    its spectrum is exact for n <= 20, else SPRIGHT's with ``spright``'s settings; ``top``
+    interactions are kept."""
     data, _, unit = load_job_data(split)
     names = [c for c in pd.read_parquet(split.path).columns if c != "y"]
     n = len(names)
     sites = SiteMap(names)
     picks = selected_configurations(
-        selected, spec.dataset, spec.methods, split.train_size, split.data_seed
+        selected, dataset, methods, split.train_size, split.data_seed
     )
     if not picks:
         raise ValueError(
-            f"{spec.dataset}: real_selected has no finished {' or '.join(spec.methods)} "
+            f"{dataset}: real_selected has no finished {' or '.join(methods)} "
             f"network at train size {split.train_size}, data seed {split.data_seed}"
         )
     tops, energies, site_sets = [], [], []
     for pick in picks:
-        model, records = _retrain(data, unit, pick, dict(spec.training), device, log)
+        model, records = _retrain(data, unit, pick, dict(training), device, log)
         at_best = records[records["epoch"] == pick["best_epoch"]].iloc[0]
-        bits, coefs, how = network_spectrum(model, n, **spec.spright)
+        bits, coefs, how = network_spectrum(model, n, **spright)
         log(
             f"{pick['method']} {pick['params']} seed {pick['seed']} epoch {pick['best_epoch']}: "
             f"test R^2 {at_best['test_r2']:.4f} (selected: {pick['test_r2']:.4f}); spectrum {how}"
         )
         identity = {
-            "dataset": spec.dataset,
+            "dataset": dataset,
             "method": pick["method"],
             "params": str(pick["params"]),
             "seed": pick["seed"],
@@ -308,7 +318,7 @@ def learned_epistasis(spec: EpistasisSpec, selected: pd.DataFrame, device: str =
             "spectrum": how,
             "basis": sites.basis,
         }
-        top = top_interactions(bits, coefs, names, spec.top, sites).assign(**identity)
+        top = top_interactions(bits, coefs, names, top, sites).assign(**identity)
         top["test_r2_selected"] = pick["test_r2"]
         top["test_r2_retrained"] = float(at_best["test_r2"])
         tops.append(top)

@@ -2,13 +2,11 @@
 (``spectrum``, ``synthetic``, ``real``, and ``protocol``: ProteinGym's supervised protocol on
 one dataset) on the model selection they share (``records``).
 
-Each experiment's function returns {table name: DataFrame}; ``experiment_tables`` runs the one
-an aggregation job's spec names.
+Each experiment's function returns {table name: DataFrame}; the aggregation job
+(``whcore.pipeline.jobs.aggregate``) runs the one its spec names.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from .protocol import protocol_tables
 from .real import real_tables
@@ -26,13 +24,9 @@ from .records import (
 from .spectrum import spectrum_tables
 from .synthetic import synthetic_tables
 
-if TYPE_CHECKING:
-    from ..jobs.aggregate import AggregateSpec
-
 __all__ = [
     "HYPERPARAMETERS",
     "divergence_report",
-    "experiment_tables",
     "forward_fill_epochs",
     "parquet_files",
     "protocol_tables",
@@ -46,13 +40,3 @@ __all__ = [
     "variant_names",
 ]
 
-
-def experiment_tables(spec: AggregateSpec, runs=(), spectra=(), targets=(), baselines=()) -> dict:
-    """An aggregation job's tables ({name: frame}, the names its spec's outputs give)."""
-    if spec.experiment == "spectrum":
-        return spectrum_tables(runs, spectra, targets, spec.figure_train_size)
-    if spec.experiment == "synthetic":
-        return synthetic_tables(runs)
-    if spec.experiment == "protocol":
-        return protocol_tables(runs, baselines)
-    return real_tables(runs, baselines)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .spectrum import (
+from .spectrum_units import (
     FINAL_EPOCHS,
     HIGH,
     OFF_TARGET,

@@ -14,6 +14,17 @@ import numpy as np
 import pandas as pd
 
 from .dynamics import learned_first_claim, overfitting_claim
+from .energy import energy_claims
+from .spectrum_units import (
+    HIGH,
+    LOW,
+    UNITS,
+    final_values,
+    hashwh_variants_by_b,
+    unit_values,
+    units_of,
+    versus,
+)
 from .stats import (
     Claim,
     below_threshold,
@@ -29,90 +40,10 @@ from .stats import (
 )
 
 SOURCE = "Section 3"
-RUN = ["dataset", "train_size", "data_seed", "seed"]  # dataset: one g* draw
-UNIT = ["dataset", "train_size"]  # dataset: one g* draw
-UNITS = ("g* draw", "g* draws; data and training seeds averaged within each")
-FINAL_EPOCHS = 10  # a run's value: its mean over this many last epochs
 PERFECT = 1e-2  # "perfectly learns the support": SAE on the support below this
 ESSENTIALLY_ZERO = 0.05  # "essentially zero compared to": below this share
 COMPARABLE_MARGIN = 0.1  # "comparable": support SAEs within a tenth of the target's energy
 COMPARABLE_SIZES = (100, 400)  # the train sizes of Appendix A3's "comparable on the support"
-HIGH, LOW = (4, 5), (1, 2)  # the target's high and low degrees (a degree ladder 1..5)
-OFF_TARGET = (2, 3)  # degrees whose energy outside the target frequency the energy claims read
-
-
-def hashwh_variants_by_b(table) -> list[str]:
-    """The HashWH curves of a table (split by hash size), by increasing b."""
-    hashed = table.loc[table["method"] == "hashwh", ["variant", "b"]].drop_duplicates("variant")
-    return hashed.sort_values("b")["variant"].tolist()
-
-
-def with_off_target(epochs: pd.DataFrame) -> pd.DataFrame:
-    """``epochs`` with ``energy_deg<d>_off`` for the low degrees: the energy of degree d outside
-    the target's frequency (the degree's energy minus its target coefficient squared; the
-    paper's targets have one frequency per degree, whose coefficient ``amp_deg<d>`` is)."""
-    columns = {
-        f"energy_deg{d}_off": epochs[f"energy_deg{d}"] - epochs[f"amp_deg{d}"] ** 2
-        for d in OFF_TARGET
-        if {f"energy_deg{d}", f"amp_deg{d}"} <= set(epochs.columns)
-    }
-    return epochs.assign(**columns)
-
-
-def final_values(epochs: pd.DataFrame, last: int = FINAL_EPOCHS) -> pd.DataFrame:
-    """Each run's metrics averaged over its last ``last`` epochs, with the derived columns the
-    claims read (``amp_err<d>``: -|amplitude - 1|, an overshoot is no better; ``-<sae>``;
-    ``gap``: whole-spectrum minus support SAE). A run with a non-finite value there counts as
-    diverged."""
-    keys = ["dataset", "variant", "method", "train_size", "data_seed", "seed"]
-    trained = epochs[epochs["epoch"] > 0]
-    end = trained.groupby(keys)["epoch"].transform("max")
-    window = with_off_target(trained[trained["epoch"] > end - last])
-    metrics = [c for c in window.columns if c.startswith(("sae_", "energy_deg", "amp_deg"))]
-    final = window.groupby(keys, sort=True)[metrics].mean().reset_index()
-    final["diverged"] = ~np.isfinite(final[metrics].to_numpy(dtype=float)).all(axis=1)
-    for column in [c for c in metrics if c.startswith("amp_deg")]:
-        final[f"amp_err{column.removeprefix('amp_deg')}"] = -(final[column] - 1.0).abs()
-    for column in [c for c in metrics if c.startswith("sae_")]:
-        final[f"log_{column}"] = _log(final[column])
-        final[f"-log_{column}"] = -final[f"log_{column}"]
-    if {"sae_full", "sae_support"} <= set(final.columns):
-        final["log_gap"] = final["log_sae_full"] - final["log_sae_support"]
-        final["-log_gap"] = -final["log_gap"]
-    energies = [f"energy_deg{d}" for d in HIGH + LOW]
-    if set(energies) <= set(final.columns):
-        high = final[[f"energy_deg{d}" for d in HIGH]].sum(axis=1)
-        final["high_share"] = high / final[[f"energy_deg{d}" for d in LOW]].sum(axis=1)
-        final["log_high_share"] = _log(final["high_share"])
-    return final
-
-
-def _log(values: pd.Series) -> pd.Series:
-    """The natural log, a value of exactly 0 read as 1e-12 (a float's floor, not -inf)."""
-    return np.log(values.clip(lower=1e-12))
-
-
-def unit_values(final: pd.DataFrame) -> pd.DataFrame:
-    """``final_values`` averaged over each unit's training seeds (index variant x UNIT); a unit
-    with a diverged run counts as diverged, its values the mean over its finished runs."""
-    metrics = [c for c in final.columns if c not in (*RUN, "variant", "method", "diverged")]
-    finished = final[metrics].where(~final["diverged"], axis=0)
-    grouped = finished.assign(variant=final["variant"], **{k: final[k] for k in UNIT})
-    values = grouped.groupby(["variant", *UNIT], sort=True)[metrics].mean()
-    values["diverged"] = final.groupby(["variant", *UNIT], sort=True)["diverged"].any()
-    return values
-
-
-def units_of(units: pd.DataFrame, variant: str, column: str) -> pd.DataFrame:
-    """One value per unit (index UNIT; columns value, diverged) of ``variant``'s ``column``
-    (no rows where the variant has no finished units)."""
-    mine = units[units.index.get_level_values("variant") == variant].droplevel("variant")
-    return mine[[column, "diverged"]].rename(columns={column: "value"})
-
-
-def versus(units, a: str, b: str, column: str, **labels) -> pd.DataFrame:
-    """Unit pairs (a's ``column``, b's) with constant label columns (e.g. hash_size=8)."""
-    return paired(units_of(units, a, column), units_of(units, b, column)).assign(**labels)
 
 
 def spectrum_claims(tables, settings=None) -> list[Claim]:
@@ -129,8 +60,6 @@ def spectrum_claims(tables, settings=None) -> list[Claim]:
 
 def spectrum_comparisons(tables) -> list[Claim]:
     """The spectrum claims that compare runs at the end of training."""
-    from .energy import energy_claims  # energy.py builds on this module's helpers
-
     selected = tables["spectrum_selected"]
     hashed = hashwh_variants_by_b(selected)
     variants = set(selected["variant"])

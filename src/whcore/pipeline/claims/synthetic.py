@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .power import needed_line
-from .spectrum import hashwh_variants_by_b
+from .spectrum_units import hashwh_variants_by_b
 from .stats import (
     ALPHA,
     FAILS,

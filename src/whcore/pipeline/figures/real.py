@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...data.datasets import REGISTRY
-from ..baselines import FAMILIES
+from ..families import BASELINES as FAMILY_REGISTRY
 from .style import (
     PAGE_WIDTH,
     curves_of,
@@ -15,7 +15,7 @@ from .style import (
 
 __all__ = ["real_r2", "real_runtime"]
 
-BASELINES = tuple(FAMILIES)
+BASELINES = tuple(FAMILY_REGISTRY)
 
 
 def _panel(ax, summary, value, err=None, log=False):

@@ -17,7 +17,7 @@ import seaborn as sns
 from ...core.io import atomic_path
 from ...core.methods import METHOD_INFO
 from ...data.datasets import REGISTRY
-from ..baselines import FAMILY_STYLE
+from ..families import BASELINES
 
 __all__ = [
     "COLUMN_WIDTH",
@@ -49,10 +49,10 @@ PAGE_WIDTH = 6.8
 
 # Labels and colours come from the method and baseline registries (one list of methods).
 METHOD_LABELS = {name: info.label for name, info in METHOD_INFO.items()} | {
-    name: label for name, (label, _) in FAMILY_STYLE.items()
+    name: info.label for name, info in BASELINES.items()
 }
 _PALETTE = {name: info.color for name, info in METHOD_INFO.items()} | {
-    name: color for name, (_, color) in FAMILY_STYLE.items()
+    name: info.color for name, info in BASELINES.items()
 }
 
 

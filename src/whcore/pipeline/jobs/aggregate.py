@@ -60,11 +60,23 @@ class AggregateSpec(JobSpec):
         for role, help in ROLES.items():
             parser.add_argument(f"--{role}", nargs="*", default=[], help=help)
 
+    def tables(self, runs=(), spectra=(), targets=(), baselines=()) -> dict:
+        """This aggregation's tables ({name: frame}, the names its outputs give)."""
+        from .. import aggregation
+
+        if self.experiment == "spectrum":
+            return aggregation.spectrum_tables(runs, spectra, targets, self.figure_train_size)
+        if self.experiment == "synthetic":
+            return aggregation.synthetic_tables(runs)
+        if self.experiment == "protocol":
+            return aggregation.protocol_tables(runs, baselines)
+        return aggregation.real_tables(runs, baselines)
+
     def run(self, args, outputs) -> None:
-        from ..aggregation import divergence_report, experiment_tables
+        from ..aggregation import divergence_report
         from ..provenance import provenance
 
-        tables = experiment_tables(self, *(getattr(args, role) for role in ROLES))
+        tables = self.tables(*(getattr(args, role) for role in ROLES))
         for role, frame in tables.items():
             path = outputs.table(role, frame, provenance=provenance())
             print(f"wrote {path}: {len(frame)} rows")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from .spec import DataSplit, JobSpec
 
-__all__ = ["BaselinesSpec"]
+__all__ = ["BaselinesSpec", "baselines_job"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class BaselinesSpec(JobSpec):
         return (self.data.path,)
 
     def run(self, args, outputs) -> None:
-        from ..baselines import baselines_job, select_best
+        from ..baselines import select_best
         from ..provenance import provenance
 
         start = time.perf_counter()
@@ -39,6 +39,18 @@ class BaselinesSpec(JobSpec):
         best = select_best(records).iloc[0]
         print(f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
               f"{best['test_r2']:.4f}, {wall_time:.1f}s")  # fmt: skip
+
+
+def baselines_job(spec: BaselinesSpec, threads: int = 1, log=print):
+    """A baselines job's records: its family's grid on its split (a subsample, or a held-out
+    fold of ProteinGym's protocol, scored also by the test split's Spearman correlation)."""
+    from ...data.loading import load_table_split
+    from ..baselines import fit_grid
+
+    data, unit = load_table_split(spec.data)
+    held_out = spec.data.folds is not None
+    records = fit_grid(data, spec.family, spec.grid, unit, threads, log, ranks=held_out)
+    return records.assign(dataset=spec.dataset, **spec.data.identity(data))
 
 
 Spec = BaselinesSpec

@@ -41,7 +41,15 @@ class EpistasisSpec(JobSpec):
         from ..provenance import provenance
 
         top, energy, site_sets, basis = learned_epistasis(
-            self, pd.read_parquet(args.selected), args.device, log=lambda m: print(m, flush=True)
+            self.data,
+            pd.read_parquet(args.selected),
+            dataset=self.dataset,
+            methods=self.methods,
+            training=self.training,
+            spright=self.spright,
+            top=self.top,
+            device=args.device,
+            log=lambda m: print(m, flush=True),
         )
         meta = {"provenance": provenance(args.device), "basis": basis}
         outputs.table("energy", energy, **meta)
