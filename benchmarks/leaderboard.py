@@ -4,7 +4,7 @@
 
 Builds ProteinGym's SPG1_STRSG_Wu_2016 and GFP_AEQVI_Sarkisyan_2016 single-mutant tables from the
 raw files (``whcore.data.proteingym``), and scores the One-Hot baseline and ridge under the
-leaderboard mode (``whcore.pipeline.leaderboard``) on ``--draws`` random fold draws (seeds 0, 1,
+leaderboard mode (``whcore.pipeline.analyses.leaderboard``) on ``--draws`` random fold draws (seeds 0, 1,
 ...), and the project's networks (standard, HashWH: configuration and epoch count selected on
 20% of the training folds, then refit on all four) on the first ``--network-draws`` of them
 (default 3: their grid is what takes the time). ProteinGym's own draw cannot be re-drawn, so a
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from whcore.data.proteingym import avgfp_singles, gb1_singles
-from whcore.pipeline.leaderboard import out_of_fold, paired_difference, score_leaderboard
+from whcore.pipeline.analyses.leaderboard import out_of_fold, paired_difference, score_leaderboard
 
 LEADERBOARD = {  # One-Hot Encodings, fold_random_5: (Spearman, MSE)
     "SPG1_STRSG_Wu_2016": (0.710, 0.71),

@@ -9,7 +9,7 @@ from conftest import figure_spec
 from sklearn.ensemble import RandomForestRegressor
 
 from whcore.core.trees import spectrum
-from whcore.pipeline import ablation
+from whcore.pipeline.analyses import ablation
 from whcore.pipeline.cli import main
 from whcore.pipeline.figures.ablation import ablation_figure
 

@@ -9,7 +9,7 @@ import pytest
 
 from whcore.data.loading import load_job_data
 from whcore.data.splits import unit_seed, unit_split
-from whcore.pipeline import baselines
+from whcore.pipeline.analyses import baselines
 from whcore.pipeline.cli import main
 from whcore.pipeline.jobs.spec import DataSplit
 

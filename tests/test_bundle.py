@@ -16,9 +16,9 @@ import pytest
 from conftest import TINY
 from test_macros import check_macros, parse_macros
 
-from whcore.pipeline.bundle import JOBS, PROFILE, bundle, check_crate, validate_crate
 from whcore.pipeline.contract import load_contract
-from whcore.pipeline.schema import SCHEMA_PATH
+from whcore.pipeline.contract.schema import SCHEMA_PATH
+from whcore.pipeline.crate.bundle import JOBS, PROFILE, bundle, check_crate, validate_crate
 
 RUN = Path("results") / "tiny"
 
@@ -178,7 +178,7 @@ def test_bundle_names_what_is_missing(tmp_path):
 def _recorded_run(work: Path, source: str, **settings) -> Path:
     """results/tiny under ``work`` with only the record a run of the tiny configuration plus
     ``settings``, made from ``source``, leaves."""
-    from whcore.pipeline.runrecord import RECORD, config_digest
+    from whcore.pipeline.runtime.runrecord import RECORD, config_digest
 
     config = load_contract(str(TINY), str(SCHEMA_PATH)).config
     record = {"digest": config_digest({**config, **settings}), "source": source, "run_name": "tiny"}

@@ -407,7 +407,7 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert "made by another" not in again.stdout
 
     from whcore.pipeline.contract import load_contract
-    from whcore.pipeline.schema import SCHEMA_PATH
+    from whcore.pipeline.contract.schema import SCHEMA_PATH
 
     monkeypatch.chdir(work)
     contract = load_contract(str(second), str(SCHEMA_PATH))
@@ -432,7 +432,7 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
 def test_a_run_folder_no_job_wrote_to_is_taken_by_the_next_configuration(tmp_path):
     """A run that failed before any job wrote an output (a bad row at binarization) left only
     its record: the corrected configuration runs there without --config replace_run=True."""
-    from whcore.pipeline.runrecord import RunConflictError, claim_run, recorded_maker
+    from whcore.pipeline.runtime.runrecord import RunConflictError, claim_run, recorded_maker
 
     first, second = (yaml.safe_load(TINY.read_text()) for _ in range(2))
     second["spectrum"]["draws"] = 1

@@ -7,9 +7,9 @@ import yaml
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
-from whcore.pipeline.config import ConfigError, validate_config
-from whcore.pipeline.families import BASELINES
-from whcore.pipeline.schema import SCHEMA_PATH, render
+from whcore.pipeline.analyses.families import BASELINES
+from whcore.pipeline.contract.config import ConfigError, validate_config
+from whcore.pipeline.contract.schema import SCHEMA_PATH, render
 
 ROOT = Path(__file__).parents[1]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -38,7 +38,7 @@ def validate(config: dict) -> None:
 def assert_own_dataset_refused(entry: str, key: str, words: str) -> None:
     """The tiny configuration with ``real.datasets`` set to ``entry`` is refused in one line that starts
     with the config ``key`` and says ``words``."""
-    from whcore.pipeline.config import ConfigError
+    from whcore.pipeline.contract.config import ConfigError
 
     config = changed("real.datasets", entry)
     config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))
@@ -147,7 +147,7 @@ def test_memory_limit_follows_the_estimate():
     """The check compares the footprint estimate with the limit it is given: a limit just
     below a job's estimate refuses it, one at the estimate accepts it."""
     from whcore.core.footprint import penalty_points, training_bytes
-    from whcore.pipeline.config import _check_memory
+    from whcore.pipeline.contract.config import _check_memory
 
     exp = {"seeds": [0, 1], "methods": {"hashwh": {"b": [8], "lam": [0.1, 1.0]}},
            "training": {"width": 2, "batch_size": 16}}  # fmt: skip
@@ -221,8 +221,8 @@ def alias_bomb(key: str, levels: int = 9) -> str:
     ],
 )
 def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_path, key, refused):
-    from whcore.pipeline.canonical import read_yaml
-    from whcore.pipeline.config import load_config
+    from whcore.pipeline.contract.config import load_config
+    from whcore.pipeline.runtime.canonical import read_yaml
 
     path = tmp_path / "shared.yaml"  # aliases within the bound are ordinary YAML
     path.write_text(alias_bomb(key, levels=4))
@@ -239,7 +239,7 @@ def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_p
 
 
 def test_a_config_value_containing_itself_through_an_alias_is_refused(tmp_path):
-    from whcore.pipeline.config import load_config
+    from whcore.pipeline.contract.config import load_config
 
     path = tmp_path / "loop.yaml"
     path.write_text(TINY.read_text() + "epistasis:\n  datasets: &x [*x]\n")
@@ -248,7 +248,7 @@ def test_a_config_value_containing_itself_through_an_alias_is_refused(tmp_path):
 
 
 def test_a_config_nested_too_deeply_is_refused_in_one_line(tmp_path):
-    from whcore.pipeline.canonical import read_yaml
+    from whcore.pipeline.runtime.canonical import read_yaml
 
     path = tmp_path / "deep.yaml"
     path.write_text("a: " + "[" * 50_000 + "]" * 50_000 + "\n")
@@ -259,7 +259,7 @@ def test_a_config_nested_too_deeply_is_refused_in_one_line(tmp_path):
 def test_the_schema_on_disk_is_generated_from_the_registries():
     """The file a reader sees is the schema in force: its registry part is current."""
     text = SCHEMA_PATH.read_text()
-    assert render(text) == text, "run python -m whcore.pipeline.schema"
+    assert render(text) == text, "run python -m whcore.pipeline.contract.schema"
     defs = yaml.safe_load(text)["$defs"]
     assert defs["methods"]["propertyNames"]["enum"] == list(METHOD_INFO)
     assert defs["baselines"]["propertyNames"]["enum"] == list(BASELINES)

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from whcore.core.settings import TrainConfig
-from whcore.pipeline.canonical import canonical, canonical_json, method_grid, param_tag
 from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.figures.registry import FIGURES, PAPER_FIGURES
 from whcore.pipeline.jobs import KINDS, SpecError
@@ -19,7 +18,8 @@ from whcore.pipeline.jobs.ablation import AblationSpec
 from whcore.pipeline.jobs.figure import FigureSpec
 from whcore.pipeline.jobs.target import TargetSpec
 from whcore.pipeline.jobs.train import training_defaults
-from whcore.pipeline.layout import Layout
+from whcore.pipeline.runtime.canonical import canonical, canonical_json, method_grid, param_tag
+from whcore.pipeline.runtime.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / ".test" / "config.yaml"

@@ -19,10 +19,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from whcore.pipeline import crate_open
-from whcore.pipeline.bundle import JOBS
-from whcore.pipeline.crate_open import METADATA, CrateError, stream_facts
-from whcore.pipeline.crate_render import render
+from whcore.pipeline.crate import open as crate_open
+from whcore.pipeline.crate.bundle import JOBS
+from whcore.pipeline.crate.open import METADATA, CrateError, stream_facts
+from whcore.pipeline.crate.render import render
 
 pytestmark = pytest.mark.workflow  # the tiny run's crate
 
@@ -323,7 +323,7 @@ def test_bundle_refuses_a_symbolic_link_in_the_run_folder(tiny_run, tmp_path):
 
     from conftest import TINY
 
-    from whcore.pipeline.bundle import bundle
+    from whcore.pipeline.crate.bundle import bundle
 
     work = tmp_path / "work"
     shutil.copytree(tiny_run, work, symlinks=True)

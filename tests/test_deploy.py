@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from whcore.pipeline.deploy import conda_env_file
+from whcore.pipeline.execution.deploy import conda_env_file
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -3,7 +3,11 @@
 import pytest
 
 from whcore.pipeline.cli import main
-from whcore.pipeline.environment import VARIABLES, EnvironmentValueError, check_environment
+from whcore.pipeline.execution.environment import (
+    VARIABLES,
+    EnvironmentValueError,
+    check_environment,
+)
 
 GOOD = {
     "WHCORE_DEVICE": ["auto", "cpu", "cuda", "cuda:1"],

@@ -1,4 +1,4 @@
-"""The learned epistasis in sites (whcore.pipeline.epistasis): one-hot features grouped by
+"""The learned epistasis in sites (whcore.pipeline.analyses.epistasis): one-hot features grouped by
 site, within-site contrasts reported apart from the interactions, site sets and their energies
 against a slow reference, and the figure's legend clear of its bars."""
 
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from whcore.data import custom
-from whcore.pipeline.epistasis import (
+from whcore.pipeline.analyses.epistasis import (
     BETWEEN,
     WITHIN,
     SiteMap,

@@ -1,4 +1,4 @@
-"""Run lock, orphan watchdog, superseded outputs and writable folders (whcore.pipeline.guards)."""
+"""Run lock, orphan watchdog, superseded outputs and writable folders (whcore.pipeline.runtime.guards)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ import pandas as pd
 import pytest
 
 from whcore.core.io import write_parquet
-from whcore.pipeline import guards
+from whcore.pipeline.runtime import guards
 
 
 def test_run_lock_refuses_a_second_process_and_frees_on_death(tmp_path):
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from whcore.pipeline.guards import hold_run_lock; "
+         "import sys, time; from whcore.pipeline.runtime.guards import hold_run_lock; "
          f"hold_run_lock({str(tmp_path)!r}); print('held', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -38,7 +38,7 @@ def test_die_with_stops_the_job_when_its_parent_is_gone(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     child = subprocess.Popen(
         [sys.executable, "-c",
-         "import time; from whcore.pipeline.guards import die_with; "
+         "import time; from whcore.pipeline.runtime.guards import die_with; "
          f"die_with({parent.pid}, interval=0.05); time.sleep(60)"],
     )  # fmt: skip
     time.sleep(0.5)
@@ -113,7 +113,7 @@ def test_a_disk_that_fills_while_writing_names_the_output(tmp_path, monkeypatch,
 
 
 def test_provenance_names_the_code_libraries_device_host_and_time():
-    from whcore.pipeline.provenance import git_commit, provenance
+    from whcore.pipeline.runtime.provenance import git_commit, provenance
 
     record = provenance("cpu")
     assert record["device"] == "cpu" and record["host"] and record["started"]
@@ -136,7 +136,7 @@ def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
     from whcore.pipeline.claims.macros import write_macros
     from whcore.pipeline.claims.userdata import write_report
     from whcore.pipeline.figures.style import save_figure
-    from whcore.pipeline.guards import CRATE_NAME, owned
+    from whcore.pipeline.runtime.guards import CRATE_NAME, owned
 
     faithful = Path(__file__).resolve().parents[1] / "docs" / "faithful"
     for name in ("claims.md", "claims.json", "provenance.tsv", "fig3_degree_sae_energy.png"):

@@ -14,8 +14,8 @@ from conftest import TINY
 from whcore.pipeline import jobs
 from whcore.pipeline.cli import main
 from whcore.pipeline.contract import SUBCOMMANDS, load_contract
+from whcore.pipeline.contract.schema import SCHEMA_PATH
 from whcore.pipeline.jobs import KINDS, JobSpec, register
-from whcore.pipeline.schema import SCHEMA_PATH
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The package's layers: core imports nothing above it, data imports core only."""
+"""The package's architecture, checked from the code: one-way layers (core, data, pipeline), the
+pipeline's role folders ranked the same way, and no import circle between any two modules."""
 
 import ast
 from pathlib import Path
@@ -7,39 +8,140 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "whcore"
 RANK = {"core": 0, "data": 1, "pipeline": 2}
+# The pipeline's role folders, lowest first: a folder imports only from folders before it (and
+# from core and data). `cli.py` stands above them all.
+PIPELINE_ROLES = (
+    "runtime",  # where a run's files live, canonical JSON, write guards, run record, provenance
+    "execution",  # how jobs run: environment settings, conda deployment, SLURM
+    "analyses",  # the analyses behind the jobs: arrays and tables in, tables out
+    "aggregation",  # run records -> tidy tables
+    "figures",  # tables -> figures
+    "claims",  # tables -> the paper's claims and the report
+    "jobs",  # one module per job kind: its spec and the glue that unpacks it
+    "contract",  # config -> the plan of jobs (and the Snakemake seam)
+    "crate",  # a finished run as an RO-Crate
+    "cli.py",
+)
+PIPELINE_RANK = {role.removesuffix(".py"): rank for rank, role in enumerate(PIPELINE_ROLES)}
 
 
-def imported_layers(path: Path) -> set[str]:
-    """The whcore layers a module imports (absolute or relative imports, any depth)."""
-    layer_parts = path.relative_to(PACKAGE).parts[:-1]
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The whcore modules (or packages) a module imports, as dotted names (absolute or relative
+    imports, at any depth of the module: lazy imports count too)."""
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
-                base = list(layer_parts[: len(layer_parts) - node.level + 1])
-                parts = base + (node.module.split(".") if node.module else [])
-                names = [parts + [alias.name] for alias in node.names]
+                base = package[: len(package) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
             else:
-                names = [(node.module or "").split(".")]
+                module = node.module or ""
+            names = [module] + [f"{module}.{alias.name}" for alias in node.names]
         elif isinstance(node, ast.Import):
-            names = [alias.name.split(".") for alias in node.names]
+            names = [alias.name for alias in node.names]
         else:
             continue
-        for parts in names:
-            if parts and parts[0] == "whcore":
-                parts = parts[1:]
-            if parts and parts[0] in RANK:
-                found.add(parts[0])
+        found.update(name for name in names if name.split(".")[0] == "whcore")
     return found
 
 
-@pytest.mark.parametrize("layer", sorted(RANK))
-def test_no_import_runs_back_up(layer):
-    for path in sorted((PACKAGE / layer).rglob("*.py")):
-        above = {other for other in imported_layers(path) if RANK[other] > RANK[layer]}
-        assert not above, f"{path.relative_to(PACKAGE)} imports {sorted(above)}"
+def import_graph() -> dict[str, set[str]]:
+    """Every module of the package -> the modules of the package it imports (a name that is an
+    attribute, not a module, is dropped; a package stands for its ``__init__``)."""
+    modules = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    return {
+        name: {other for other in imported_modules(path) if other in modules and other != name}
+        for name, path in modules.items()
+    }
 
 
-def test_the_check_sees_imports():
-    assert imported_layers(PACKAGE / "pipeline" / "cli.py") >= {"data"}
-    assert "core" in imported_layers(PACKAGE / "data" / "loading.py")
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else None
+
+
+def role(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["whcore", "pipeline"] else None
+
+
+@pytest.mark.parametrize("name", sorted(RANK))
+def test_no_import_runs_back_up(name):
+    for module, imports in import_graph().items():
+        if layer(module) == name:
+            above = sorted({layer(o) for o in imports if layer(o) and RANK[layer(o)] > RANK[name]})
+            assert not above, f"{module} imports {above}"
+
+
+def test_the_pipeline_roles_import_only_downwards():
+    for module, imports in import_graph().items():
+        mine = role(module)
+        if mine is None:
+            continue
+        for other in imports:
+            theirs = role(other)
+            if theirs and theirs != mine:
+                assert PIPELINE_RANK[theirs] < PIPELINE_RANK[mine], (
+                    f"{module} ({mine}) imports {other} ({theirs}), a role ranked above it"
+                )
+
+
+def test_no_import_circle():
+    assert circles(import_graph()) == []
+
+
+def test_the_pipeline_is_role_folders_and_the_command_line():
+    pipeline = PACKAGE / "pipeline"
+    entries = {p.name for p in pipeline.iterdir() if p.name != "__pycache__"}
+    assert entries == {*PIPELINE_ROLES, "__init__.py"}
+    for folder in PIPELINE_ROLES[:-1]:
+        assert (pipeline / folder / "__init__.py").is_file(), folder
+
+
+def test_the_checks_see_imports_and_circles():
+    """The checks can fail: they find real (also lazy) imports, and a planted circle."""
+    graph = import_graph()
+    assert "whcore.data.download" in graph["whcore.pipeline.cli"]
+    assert "whcore.core.io" in graph["whcore.pipeline.runtime.guards"]
+    lazy = graph["whcore.pipeline.jobs.ablation"]  # imported inside a function
+    assert "whcore.pipeline.analyses.ablation" in lazy
+    planted = {**graph, "whcore.core.io": graph["whcore.core.io"] | {"whcore.pipeline.cli"}}
+    assert circles(planted)
+    assert layer("whcore.pipeline.cli") == "pipeline" and role("whcore.pipeline.cli") == "cli"
+    assert role("whcore.pipeline.runtime.guards") == "runtime"

@@ -1,4 +1,4 @@
-"""ProteinGym's supervised leaderboard (whcore.pipeline.leaderboard, whcore.data.proteingym):
+"""ProteinGym's supervised leaderboard (whcore.pipeline.analyses.leaderboard, whcore.data.proteingym):
 on a small published-format table, the singles, folds, standardization, pooled and per-fold
 Spearman against a slow reference written from ProteinGym's definitions; the One-Hot model's
 training against PyTorch's AdamW; the raw GB1 and avGFP singles against ProteinGym's counts."""
@@ -16,8 +16,8 @@ from scipy import stats
 from sklearn.linear_model import RidgeCV
 
 from whcore.data import proteingym
-from whcore.pipeline import leaderboard
-from whcore.pipeline.leaderboard import (
+from whcore.pipeline.analyses import leaderboard
+from whcore.pipeline.analyses.leaderboard import (
     RIDGE_ALPHAS,
     OneHotSettings,
     fit_onehot,

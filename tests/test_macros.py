@@ -146,7 +146,7 @@ def claims_crate(path, claims: bytes, described: bytes | None = None):
     import io
     import zipfile
 
-    from whcore.pipeline.crate_open import METADATA, stream_facts
+    from whcore.pipeline.crate.open import METADATA, stream_facts
 
     facts = stream_facts(io.BytesIO(claims if described is None else described))
     graph = [{"@id": "./", "name": "whcore run tiny"}, {"@id": "claims.json", **facts}]
@@ -178,7 +178,7 @@ def test_render_writes_beside_the_crate_and_its_tex_from_what_it_rendered(tmp_pa
     from conftest import REPO
 
     from whcore.command import main
-    from whcore.pipeline import crate_render
+    from whcore.pipeline.crate import render as crate_render
 
     renders = []
 

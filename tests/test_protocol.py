@@ -1,4 +1,4 @@
-"""ProteinGym's supervised protocol (whcore.pipeline.protocol): fold columns respected
+"""ProteinGym's supervised protocol (whcore.pipeline.analyses.proteingym): fold columns respected
 exactly, folds computed as ProteinGym defines them (against a slow reference), Spearman against scipy, fold means and standard
 errors against a slow loop."""
 
@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from whcore.data.folds import keep_singles
-from whcore.pipeline.protocol import (
+from whcore.pipeline.analyses.proteingym import (
     compute_folds,
     fold_indices,
     fold_scores,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from whcore.pipeline import slurm
+from whcore.pipeline.execution import slurm
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "tests" / "slurm" / "run_slurm_test.sh"

@@ -1,4 +1,4 @@
-"""What a SLURM run does before it submits anything (whcore.pipeline.slurm): settle the jobs a
+"""What a SLURM run does before it submits anything (whcore.pipeline.execution.slurm): settle the jobs a
 killed Snakemake left behind, refuse a job no node can hold. With stand-in `squeue`, `scancel`
 and `sinfo` on PATH and a stand-in of Snakemake's workflow; the real cluster case is the chaos
 run of tests/test_slurm.py."""
@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from whcore.core.io import write_parquet
-from whcore.pipeline import slurm
+from whcore.pipeline.execution import slurm
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -205,7 +205,7 @@ def test_the_wait_limit_comes_from_the_environment():
 # A workflow that restarts once, at its start, as a run that waited for orphans does.
 RESTARTING = """
 import os
-from whcore.pipeline import slurm
+from whcore.pipeline.execution import slurm
 
 onstart:
     print("started in", os.getcwd())

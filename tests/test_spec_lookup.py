@@ -157,7 +157,7 @@ def _recorded_run(contract, **other) -> Path:
     another configuration, from other.yaml) and 30 training records of a train size the tiny
     configuration has not: what an earlier configuration of the same run name left."""
     from whcore.core.io import write_parquet
-    from whcore.pipeline.runrecord import RECORD, config_digest
+    from whcore.pipeline.runtime.runrecord import RECORD, config_digest
 
     config = {**contract.config, **other}
     source = "other.yaml" if other else str(TINY)

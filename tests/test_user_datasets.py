@@ -243,7 +243,7 @@ def test_above_twenty_sites_the_spectrum_comes_from_spright():
     """A network that is a known sparse function of n = 24 inputs: SPRIGHT recovers it."""
     import torch
 
-    from whcore.pipeline.epistasis import network_spectrum, top_interactions
+    from whcore.pipeline.analyses.epistasis import network_spectrum, top_interactions
 
     n = 24
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from whcore.pipeline.slurm import queued_jobs
+from whcore.pipeline.execution.slurm import queued_jobs
 
 TRAINING = "rule_train_spectrum"
 # Columns that measure time: they differ between any two runs.

@@ -1,4 +1,4 @@
-# Configuration and the job contract. Every path comes from whcore.pipeline.layout (LAYOUT)
+# Configuration and the job contract. Every path comes from whcore.pipeline.runtime.layout (LAYOUT)
 # and every spec from whcore.pipeline.contract: a rule names its output pattern and asks for
 # the job's spec and inputs by it (CONTRACT.spec_of, CONTRACT.inputs_of).
 import os
@@ -9,7 +9,7 @@ import time
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
 from whcore.data.download import mirror_warning, missing_raw_lines
-from whcore.pipeline.config import (
+from whcore.pipeline.contract.config import (
     ConfigError,
     leaderboard_datasets,
     protocol_datasets,
@@ -18,17 +18,17 @@ from whcore.pipeline.config import (
 from whcore.pipeline.contract import load_contract
 from whcore.pipeline.jobs.aggregate import ROLES as AGGREGATE_ROLES
 from whcore.pipeline.jobs.aggregate import TABLES as AGGREGATE_TABLES
-from whcore.pipeline.families import BASELINES
+from whcore.pipeline.analyses.families import BASELINES
 from whcore.pipeline.figures.registry import DATASET_FIGURES, FIGURES
-from whcore.pipeline.deploy import conda_env_file
-from whcore.pipeline.environment import (
+from whcore.pipeline.execution.deploy import conda_env_file
+from whcore.pipeline.execution.environment import (
     EnvironmentValueError,
     check_environment,
     job_environment,
 )
-from whcore.pipeline import slurm
-from whcore.pipeline.guards import hold_run_lock
-from whcore.pipeline.runrecord import (
+from whcore.pipeline.execution import slurm
+from whcore.pipeline.runtime.guards import hold_run_lock
+from whcore.pipeline.runtime.runrecord import (
     RunConflictError,
     claim_run,
     run_conflict,
@@ -76,7 +76,7 @@ GPU = 1 if config["device"] == "cuda" else 0
 
 def refuse_jobs_no_node_holds():
     """Before a SLURM run submits anything: refuse it if a training job it would submit asks for
-    more memory than any node of its partition has (whcore.pipeline.slurm.check_nodes_fit).
+    more memory than any node of its partition has (whcore.pipeline.execution.slurm.check_nodes_fit).
     """
     by_partition = {}
     for job in workflow.dag.needrun_jobs():
@@ -99,7 +99,7 @@ def refuse_jobs_no_node_holds():
 def settle_slurm_orphans():
     """Before a SLURM run submits anything: cancel the jobs a killed Snakemake left waiting, wait
     for those it left running and restart to plan from their outputs, record the outputs they
-    wrote (whcore.pipeline.slurm; one line on stderr for each)."""
+    wrote (whcore.pipeline.execution.slurm; one line on stderr for each)."""
 
     def say(line):
         print(line, file=sys.stderr)

@@ -1,5 +1,5 @@
 """ProteinGym's supervised split schemes: the fold of every row and the split of one held-out
-fold (the data layer's part of ``whcore.pipeline.protocol``).
+fold (the data layer's part of ``whcore.pipeline.analyses.proteingym``).
 
 ProteinGym scores a supervised model by K-fold cross-validation (K = 5) on three split
 schemes, given as columns of its files: ``fold_random_5`` (rows assigned to folds at random),

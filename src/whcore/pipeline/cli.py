@@ -1,6 +1,6 @@
 """The ``whcore`` command line: one subcommand per pipeline step (what Snakemake rules call).
 
-The job subcommands (``jobs``: one per kind) take their job's spec; ``whcore spec`` (``lookup``) prints
+The job subcommands (``jobs``: one per kind) take their job's spec; ``whcore spec`` (``contract.spec_lookup``) prints
 the spec of any job of a config; the data commands below take a dataset's name.
 """
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 from .. import __version__
 from ..data import datasets
-from .environment import check_environment
-from .guards import check_replaceable, die_with, parent_from_environment
+from .contract.spec_lookup import add_lookup_command
+from .execution.environment import check_environment
 from .jobs import add_job_commands
-from .layout import Layout
-from .lookup import add_lookup_command
+from .runtime.guards import check_replaceable, die_with, parent_from_environment
+from .runtime.layout import Layout
 
 __all__ = ["build_parser", "main"]
 
@@ -82,7 +82,7 @@ def _add_data_commands(sub) -> None:
 
 
 def _cmd_bundle(args) -> None:
-    from .bundle import bundle
+    from .crate.bundle import bundle
 
     path = bundle(args.run, args.configfile, args.schema, args.out, validate=not args.no_validate)
     print(f"wrote {path}: {path.stat().st_size / 1e6:.1f} MB")
@@ -92,7 +92,7 @@ TEX_IN_OUT = "<out>/claims.tex"  # what a bare `render --tex` writes
 
 
 def _cmd_render(args) -> None:
-    from .crate_render import render, rendered_folder
+    from .crate.render import render, rendered_folder
 
     out = Path(args.out) if args.out else rendered_folder(args.crate)
     tex = out / "claims.tex" if args.tex == TEX_IN_OUT else args.tex
@@ -117,7 +117,7 @@ def _cmd_macros(args) -> None:
     if not zipfile.is_zipfile(args.claims):
         _write_macros(args.claims, args.tex)
         return
-    from .crate_open import open_crate
+    from .crate.open import open_crate
 
     # A crate is read, not rendered: its claims.json, checked against the crate's sha256.
     check_replaceable(args.tex, fix="write the macros to a file of their own (claims.tex)")
@@ -126,7 +126,7 @@ def _cmd_macros(args) -> None:
 
 
 def _add_bundle_commands(sub) -> None:
-    from .schema import SCHEMA_PATH
+    from .contract.schema import SCHEMA_PATH
 
     p = sub.add_parser(
         "bundle",

@@ -39,4 +39,3 @@ __all__ = [
     "synthetic_tables",
     "variant_names",
 ]
-

@@ -5,7 +5,7 @@ Model selection as everywhere (``records``): per held-out fold, method and train
 configuration with the best validation R^2 (validation carved from the training folds), read at
 its own best-validation epoch; a fold's score (Spearman, MSE, R^2 on the held-out fold) is the
 mean over the training seeds of the selected configurations (a baseline has one fit). Per
-(dataset, scheme, method), ``whcore.pipeline.protocol.summarize_folds`` gives each score's
+(dataset, scheme, method), ``whcore.pipeline.analyses.proteingym.summarize_folds`` gives each score's
 mean over the folds and its standard error.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..protocol import summarize_folds
+from ..analyses.proteingym import summarize_folds
 from .records import select_networks_and_baselines
 
 __all__ = ["FOLD_KEYS", "protocol_tables"]

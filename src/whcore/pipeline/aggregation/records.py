@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.methods import hyperparameter_names
-from ..families import BASELINES
+from ..analyses.families import BASELINES
 
 __all__ = [
     "HYPERPARAMETERS",

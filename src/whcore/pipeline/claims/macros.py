@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from ...core.io import atomic_path
-from ..guards import MACROS_MARK, check_replaceable
+from ..runtime.guards import MACROS_MARK, check_replaceable
 from .report import format_p
 from .stats import FAILS, HOLDS, SKIPPED, UNSURE, effect_numbers
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..families import BASELINES, PAPER_BASELINES
+from ..analyses.families import BASELINES, PAPER_BASELINES
 from .stats import (
     ALPHA,
     FAILS,

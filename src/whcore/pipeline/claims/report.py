@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.io import atomic_path
-from ..guards import CLAIMS_TITLE
+from ..runtime.guards import CLAIMS_TITLE
 from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
 from .real import real_claims

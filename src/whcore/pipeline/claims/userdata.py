@@ -25,8 +25,8 @@ import pandas as pd
 from scipy import stats
 
 from ...core.io import atomic_path
-from ..guards import OWN_DATA_TITLE
-from ..protocol import SCHEME_LABELS, protocol_folds, protocol_summary
+from ..analyses.proteingym import SCHEME_LABELS, protocol_folds, protocol_summary
+from ..runtime.guards import OWN_DATA_TITLE
 
 __all__ = [
     "CELL",
@@ -160,7 +160,7 @@ def _gap(top: str, method: str, folds: pd.DataFrame | None, level: float) -> str
 def protocol_lines(summary: pd.DataFrame, folds: pd.DataFrame | None = None,
                    level: float = LEVEL) -> list[str]:  # fmt: skip
     """The report's section on the whole-table protocol on ProteinGym's folds (``summary``: one
-    row per dataset, scheme and method, as ``whcore.pipeline.protocol.protocol_summary`` gives;
+    row per dataset, scheme and method, as ``whcore.pipeline.analyses.proteingym.protocol_summary`` gives;
     ``folds``: the per-fold rows of the protocol tables, for the paired differences)."""
     lines = [
         "",

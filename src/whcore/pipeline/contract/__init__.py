@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import os
 
-from ..config import load_config
 from ..jobs import KINDS
 from .analyses import add_analyses
 from .base import Job, Plan, own_data_only
+from .config import load_config
 from .real import add_epistasis, add_real, add_user_data
 from .reports import add_reports, aggregate_inputs
 from .synthetic import add_spectrum, add_synthetic

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..jobs.ablation import AblationSpec
 from ..jobs.entacmaea_energy import EntacmaeaEnergySpec
-from ..layout import Layout
+from ..runtime.layout import Layout
 from .base import Plan
 
 __all__ = ["add_analyses"]

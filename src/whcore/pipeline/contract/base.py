@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ...core.footprint import job_memory_mb, step_rows
-from ..canonical import canonical
-from ..config import curve_datasets, leaderboard_datasets, protocol_datasets, user_datasets
 from ..jobs import JobSpec
 from ..jobs.train import TrainSpec
-from ..layout import Layout
+from ..runtime.canonical import canonical
+from ..runtime.layout import Layout
+from .config import curve_datasets, leaderboard_datasets, protocol_datasets, user_datasets
 
 __all__ = ["Job", "Plan", "own_data_only"]
 

@@ -8,15 +8,6 @@ import itertools
 from ...data.custom import raw_file_name
 from ...data.datasets import REGISTRY
 from ...data.folds import FOLDS
-from ..canonical import training_groups
-from ..config import (
-    curve_datasets,
-    dataset_settings,
-    epistasis_datasets,
-    leaderboard_datasets,
-    protocol_datasets,
-    user_datasets,
-)
 from ..jobs.baselines import BaselinesSpec
 from ..jobs.download_user import DownloadUserSpec
 from ..jobs.epistasis import EpistasisSpec
@@ -24,8 +15,17 @@ from ..jobs.epistasis_figure import EpistasisFigureSpec
 from ..jobs.leaderboard import LeaderboardSpec
 from ..jobs.train import training_defaults
 from ..jobs.user_data import UserDataSpec
-from ..layout import Layout
+from ..runtime.canonical import training_groups
+from ..runtime.layout import Layout
 from .base import Plan
+from .config import (
+    curve_datasets,
+    dataset_settings,
+    epistasis_datasets,
+    leaderboard_datasets,
+    protocol_datasets,
+    user_datasets,
+)
 
 __all__ = ["add_epistasis", "add_real", "add_user_data"]
 
@@ -74,7 +74,7 @@ def add_user_data(plan: Plan) -> None:
 
 def _add_leaderboard(plan: Plan, name: str, raw: str, source: dict, schemes: list) -> None:
     """The leaderboard mode on a user's file: One-Hot and ridge, and the networks the dataset
-    trains (standard, HashWH) with the mode's own grids (``whcore.pipeline.leaderboard``)."""
+    trains (standard, HashWH) with the mode's own grids (``whcore.pipeline.analyses.leaderboard``)."""
     methods = dataset_settings(plan.config, name)["methods"]
     path = plan.layout.table_path(f"leaderboard_{name}")
     spec = {"dataset": name, "raw": raw, "source": source, "schemes": schemes,

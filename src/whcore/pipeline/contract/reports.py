@@ -3,12 +3,12 @@ the figures of the figure registry and the claims report."""
 
 from __future__ import annotations
 
-from ..config import protocol_datasets
 from ..figures.registry import FIGURES
 from ..jobs.aggregate import TABLES, AggregateSpec
 from ..jobs.claims import ClaimsSpec
 from ..jobs.figure import FigureSpec
 from .base import Plan
+from .config import protocol_datasets
 
 __all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_FIGURES", "add_reports", "aggregate_inputs"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...data.folds import SCHEMES
-from ..protocol import SCHEME_LABELS, protocol_summary
+from ..analyses.proteingym import SCHEME_LABELS, protocol_summary
 from .style import PAGE_WIDTH, dataset_title, legend_below, method_label, subplots
 
 __all__ = ["protocol_spearman"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...data.datasets import REGISTRY
-from ..families import BASELINES as FAMILY_REGISTRY
+from ..analyses.families import BASELINES as FAMILY_REGISTRY
 from .style import (
     PAGE_WIDTH,
     curves_of,

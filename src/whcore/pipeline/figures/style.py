@@ -17,7 +17,7 @@ import seaborn as sns
 from ...core.io import atomic_path
 from ...core.methods import METHOD_INFO
 from ...data.datasets import REGISTRY
-from ..families import BASELINES
+from ..analyses.families import BASELINES
 
 __all__ = [
     "COLUMN_WIDTH",

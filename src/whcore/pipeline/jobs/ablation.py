@@ -34,7 +34,7 @@ class AblationSpec(JobSpec):
         return (self.data,)
 
     def run(self, args, outputs) -> None:
-        from ..provenance import provenance
+        from ..runtime.provenance import provenance
 
         table, info = ablation_job(self, args.threads, log=lambda m: print(m, flush=True))
         out = outputs.table("table", table, **info, provenance=provenance())
@@ -48,7 +48,7 @@ def ablation_job(spec: AblationSpec, threads: int = 1, log=print):
     import pandas as pd
 
     from ...data.loading import read_table
-    from ..ablation import run_ablation
+    from ..analyses.ablation import run_ablation
 
     x, y = read_table(spec.data)
     tables, infos = [], []

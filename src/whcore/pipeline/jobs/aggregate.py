@@ -74,7 +74,7 @@ class AggregateSpec(JobSpec):
 
     def run(self, args, outputs) -> None:
         from ..aggregation import divergence_report
-        from ..provenance import provenance
+        from ..runtime.provenance import provenance
 
         tables = self.tables(*(getattr(args, role) for role in ROLES))
         for role, frame in tables.items():

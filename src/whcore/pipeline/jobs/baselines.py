@@ -28,8 +28,8 @@ class BaselinesSpec(JobSpec):
         return (self.data.path,)
 
     def run(self, args, outputs) -> None:
-        from ..baselines import select_best
-        from ..provenance import provenance
+        from ..analyses.baselines import select_best
+        from ..runtime.provenance import provenance
 
         start = time.perf_counter()
         records = baselines_job(self, args.threads, log=lambda m: print(m, flush=True))
@@ -45,7 +45,7 @@ def baselines_job(spec: BaselinesSpec, threads: int = 1, log=print):
     """A baselines job's records: its family's grid on its split (a subsample, or a held-out
     fold of ProteinGym's protocol, scored also by the test split's Spearman correlation)."""
     from ...data.loading import load_table_split
-    from ..baselines import fit_grid
+    from ..analyses.baselines import fit_grid
 
     data, unit = load_table_split(spec.data)
     held_out = spec.data.folds is not None

@@ -31,7 +31,7 @@ class ClaimsSpec(JobSpec):
         else:
             self._check_claims(tables, outputs)
         if "provenance" in self.outputs:  # what produced the tables the claims were checked on
-            from ..provenance import provenance_table
+            from ..runtime.provenance import provenance_table
 
             with outputs.file(self.outputs["provenance"]) as tmp:
                 provenance_table(args.tables).to_csv(tmp, sep="\t", index=False)

@@ -37,8 +37,8 @@ class EpistasisSpec(JobSpec):
     def run(self, args, outputs) -> None:
         import pandas as pd
 
-        from ..epistasis import learned_epistasis
-        from ..provenance import provenance
+        from ..analyses.epistasis import learned_epistasis
+        from ..runtime.provenance import provenance
 
         top, energy, site_sets, basis = learned_epistasis(
             self.data,

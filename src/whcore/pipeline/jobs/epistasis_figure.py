@@ -27,7 +27,7 @@ class EpistasisFigureSpec(JobSpec):
 
     def run(self, args, outputs) -> None:
         from ..figures.epistasis import epistasis_figure
-        from ..provenance import provenance
+        from ..runtime.provenance import provenance
 
         fig = epistasis_figure(read_tables(args.tables), self.to_dict())
         for path in outputs.figure(fig, provenance()):

@@ -33,7 +33,7 @@ class FigureSpec(JobSpec):
 
     def run(self, args, outputs) -> None:
         from ..figures.registry import draw_figure
-        from ..provenance import provenance
+        from ..runtime.provenance import provenance
 
         fig = draw_figure(self.figure, read_tables(args.tables), self.settings)
         for path in outputs.figure(fig, provenance()):

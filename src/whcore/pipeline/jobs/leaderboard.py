@@ -1,5 +1,5 @@
 """The leaderboard job: a user's ProteinGym table scored as ProteinGym's supervised leaderboard
-scores an assay (``whcore.pipeline.leaderboard``): singles only, refit on all four training
+scores an assay (``whcore.pipeline.analyses.leaderboard``): singles only, refit on all four training
 folds, one Spearman over the pooled out-of-fold predictions beside the per-fold mean."""
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ class LeaderboardSpec(JobSpec):
 
     def run(self, args, outputs) -> None:
         from ...data.custom import read_table_file, source_settings
-        from ..leaderboard import leaderboard_scores
-        from ..provenance import provenance
+        from ..analyses.leaderboard import leaderboard_scores
+        from ..runtime.provenance import provenance
 
         settings = source_settings(self.source)
         table = read_table_file(Path(self.raw)).rename(

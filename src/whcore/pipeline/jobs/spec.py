@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ...data.folds import FOLDS, SCHEMES
-from ..canonical import canonical, canonical_json, read_yaml
+from ..runtime.canonical import canonical, canonical_json, read_yaml
 
 __all__ = [
     "DEVICE_ENV",

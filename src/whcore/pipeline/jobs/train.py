@@ -43,7 +43,7 @@ import pandas as pd
 
 from ...core.methods import METHOD_INFO, PRECISIONS, configuration_schema
 from ...core.settings import TrainConfig
-from ..canonical import param_tag
+from ..runtime.canonical import param_tag
 from .spec import DataSplit, Fields, JobSpec, SpecError
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class TrainSpec(JobSpec):
         )
 
     def run(self, args, outputs) -> None:
-        from ..provenance import provenance
+        from ..runtime.provenance import provenance
 
         print(f"training {len(self.grid)} configuration(s) x {len(self.training.seeds)} "
               f"seed(s) on {args.device}", flush=True)  # fmt: skip
@@ -249,7 +249,7 @@ def _spearman_callback(x_test: np.ndarray, y_test: np.ndarray):
     of a held-out fold), so that it can be read at the epoch validation selects."""
     import torch
 
-    from ..protocol import spearman
+    from ..analyses.proteingym import spearman
 
     def callback(model, epoch, members):
         device = next(model.parameters()).device

@@ -1,6 +1,6 @@
 """The one way a job writes its outputs: checked before any work, written under a temporary name
 and renamed when complete, and never over a result another job wrote for a different spec while
-this one ran (``whcore.pipeline.guards``)."""
+this one ran (``whcore.pipeline.runtime.guards``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ...core.io import atomic_folder, atomic_path, write_parquet
-from ..guards import (
+from ..runtime.guards import (
     check_apart,
     check_replaceable,
     check_writable,

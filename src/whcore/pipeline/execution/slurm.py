@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .guards import written_spec
+from ..runtime.guards import written_spec
 
 __all__ = [
     "MARKER",
@@ -74,7 +74,7 @@ MARKED_NAME = rf"{MARKER}_[0-9a-f-]{{36}}"
 # How long squeue, scancel or sinfo may take to answer.
 QUERY_SECONDS = 120
 # How long a run waits for the jobs a killed Snakemake left running (checked with the other
-# variables, whcore.pipeline.environment). The default is the longest time limit a job of this
+# variables, whcore.pipeline.execution.environment). The default is the longest time limit a job of this
 # workflow asks for (4 h, times 3 attempts): a job still there after it is not progressing.
 WAIT_VARIABLE = "WHCORE_SLURM_WAIT_MINUTES"
 DEFAULT_WAIT_MINUTES = 720

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core.io import read_parquet_metadata
-from ..core.wht import bits_to_int, degree, fwht
-from .provenance import provenance
+from ...core.io import read_parquet_metadata
+from ...core.wht import bits_to_int, degree, fwht
+from ..runtime.provenance import provenance
 
 __all__ = [
     "energy_by_degree",

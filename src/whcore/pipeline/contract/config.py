@@ -13,13 +13,13 @@ import os
 
 import jsonschema
 
-from ..core.footprint import describe_bytes, step_rows, training_bytes
-from ..core.methods import METHOD_INFO
-from ..data.custom import SOURCE_KEYS, source_settings
-from ..data.datasets import REGISTRY
-from ..data.folds import SCHEMES
-from .canonical import read_yaml, training_groups
-from .jobs.train import training_defaults
+from ...core.footprint import describe_bytes, step_rows, training_bytes
+from ...core.methods import METHOD_INFO
+from ...data.custom import SOURCE_KEYS, source_settings
+from ...data.datasets import REGISTRY
+from ...data.folds import SCHEMES
+from ..jobs.train import training_defaults
+from ..runtime.canonical import read_yaml, training_groups
 
 __all__ = [
     "ConfigError",
@@ -129,7 +129,7 @@ def _validator_filling_defaults():
 
 def validate_config(config: dict, schema_path: str) -> None:
     """Validate ``config`` against the workflow schema (the file as it stands: its registry
-    part is generated, ``whcore.pipeline.schema``), fill its defaults in place, then run the
+    part is generated, ``whcore.pipeline.contract.schema``), fill its defaults in place, then run the
     cross-field checks. The first problem is raised as one line naming the key, the value and
     what is allowed."""
     schema = read_yaml(schema_path, "config schema", ConfigError)

@@ -28,14 +28,14 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core.methods import METHOD_INFO
-from ..core.models import predict
-from ..core.spectrum import MAX_EXACT_N, exact_spectrum
-from ..core.spright import decode, design, sample_values
-from ..core.training import Member, TrainConfig, train_members
-from ..core.wht import int_to_bits
-from ..data.loading import load_job_data, training_seed
-from .canonical import canonical
+from ...core.methods import METHOD_INFO
+from ...core.models import predict
+from ...core.spectrum import MAX_EXACT_N, exact_spectrum
+from ...core.spright import decode, design, sample_values
+from ...core.training import Member, TrainConfig, train_members
+from ...core.wht import int_to_bits
+from ...data.loading import load_job_data, training_seed
+from ..runtime.canonical import canonical
 
 __all__ = [
     "SiteMap",
@@ -292,9 +292,7 @@ def learned_epistasis(
     names = [c for c in pd.read_parquet(split.path).columns if c != "y"]
     n = len(names)
     sites = SiteMap(names)
-    picks = selected_configurations(
-        selected, dataset, methods, split.train_size, split.data_seed
-    )
+    picks = selected_configurations(selected, dataset, methods, split.train_size, split.data_seed)
     if not picks:
         raise ValueError(
             f"{dataset}: real_selected has no finished {' or '.join(methods)} "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.io import atomic_path
+from ...core.io import atomic_path
 
 __all__ = ["conda_env_file"]
 

@@ -15,7 +15,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..data.folds import SCHEMES, compute_folds, fold_indices
+from ...data.folds import SCHEMES, compute_folds, fold_indices
 
 __all__ = [
     "SCHEMES",

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..core.rng import derive_seed, stable_permutation
+from ...core.rng import derive_seed, stable_permutation
 
 __all__ = ["ORDERS", "deletion_order", "prune_scores", "run_ablation"]
 
@@ -94,8 +94,8 @@ def run_ablation(
     from sklearn.ensemble import RandomForestRegressor
     from threadpoolctl import threadpool_limits
 
-    from ..core.trees import spectrum
-    from ..data.loading import split_data
+    from ...core.trees import spectrum
+    from ...data.loading import split_data
 
     data = split_data(x, y, train_size, 0, test_size, seed, standardize)
     forest = RandomForestRegressor(

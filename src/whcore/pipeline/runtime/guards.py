@@ -110,7 +110,7 @@ def parent_from_environment() -> int | None:
 def written_spec(path: str | Path) -> dict | None:
     """The spec a job wrote into ``path`` (a Parquet file, or a folder of them), or ``None``
     when there is none to read."""
-    from ..core.io import read_parquet_metadata
+    from ...core.io import read_parquet_metadata
 
     path = Path(path)
     try:
@@ -211,7 +211,7 @@ def _marked(path: Path) -> bool:
     suffix = path.suffix.lower()
     try:
         if suffix == ".parquet":
-            from ..core.io import read_parquet_metadata
+            from ...core.io import read_parquet_metadata
 
             return bool(read_parquet_metadata(path))
         if suffix == ".zip":  # read member by member: a crate may be larger than _MAX_SCAN

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..core.rng import derive_seed
+from ...core.rng import derive_seed
 from .families import BASELINES
-from .protocol import spearman
+from .proteingym import spearman
 
 __all__ = [
     "FAMILIES",
@@ -131,7 +131,7 @@ def run_baselines(
 ) -> pd.DataFrame:
     """One baseline job on a binarized table: every point of ``grid`` (the paper's grids live
     in the workflow config)."""
-    from ..data.loading import read_table, split_data, unit_seed
+    from ...data.loading import read_table, split_data, unit_seed
 
     dataset = dataset or Path(path).stem
     x, y = read_table(str(path))

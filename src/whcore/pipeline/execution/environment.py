@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from .guards import PARENT_ENV
+from ..runtime.guards import PARENT_ENV
 from .slurm import DEFAULT_WAIT_MINUTES, WAIT_VARIABLE
 
 __all__ = ["EnvironmentValueError", "VARIABLES", "check_environment", "job_environment"]

@@ -12,7 +12,7 @@ import json
 
 import yaml
 
-from ..core.methods import METHOD_INFO
+from ...core.methods import METHOD_INFO
 
 __all__ = [
     "MAX_EXPANDED_VALUES",

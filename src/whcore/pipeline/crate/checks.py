@@ -9,7 +9,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .crate_open import METADATA, facts_differ, stream_facts
+from .open import METADATA, facts_differ, stream_facts
 
 __all__ = ["PROFILE", "VERSION", "check_crate", "validate_crate"]
 

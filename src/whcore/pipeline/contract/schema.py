@@ -5,8 +5,8 @@ definitions that follow from the registries (the network methods and their grids
 families and theirs, the training precisions, the paper's datasets) are generated into it
 between two marker lines, and a test checks that they are current. After changing a registry::
 
-    python -m whcore.pipeline.schema          # rewrite the generated part
-    python -m whcore.pipeline.schema --check  # exit 1 if it is out of date
+    python -m whcore.pipeline.contract.schema          # rewrite the generated part
+    python -m whcore.pipeline.contract.schema --check  # exit 1 if it is out of date
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from pathlib import Path
 
 import yaml
 
-from ..core.methods import METHOD_INFO, PRECISIONS, value_schema
-from ..data.datasets import REGISTRY
-from .families import BASELINES
+from ...core.methods import METHOD_INFO, PRECISIONS, value_schema
+from ...data.datasets import REGISTRY
+from ..analyses.families import BASELINES
 
 __all__ = ["SCHEMA_PATH", "registry_definitions", "render"]
 
 SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
-BEGIN = "  # --- generated from the registries (python -m whcore.pipeline.schema); do not edit ---"
+BEGIN = "  # --- generated from the registries (python -m whcore.pipeline.contract.schema); do not edit ---"
 END = "  # --- end of the generated definitions ---"
 
 
@@ -108,7 +108,10 @@ def main(argv=None) -> int:
     current = render(text)
     if args.check:
         if current != text:
-            print(f"{path}: out of date; run python -m whcore.pipeline.schema", file=sys.stderr)
+            print(
+                f"{path}: out of date; run python -m whcore.pipeline.contract.schema",
+                file=sys.stderr,
+            )
             return 1
         return 0
     path.write_text(current)

@@ -22,7 +22,7 @@ bb68524: ``proteingym/merge_supervised.py``, ``performance_DMS_supervised_benchm
 - The statistic: one Spearman over the pooled out-of-fold predictions and their normalized
   targets (``pooled``), beside the mean over the folds of each fold's Spearman (``mean``). A
   fold whose Spearman is not finite (constant predictions) is a failed fold, counted and never
-  averaged (``whcore.pipeline.protocol.summarize_folds``).
+  averaged (``whcore.pipeline.analyses.proteingym.summarize_folds``).
 - One-Hot (``onehot``): a linear layer with bias on the one-hot encoding of the full mutated
   sequence (20 amino acids per position), MSE loss, AdamW (betas 0.9 and 0.999, eps 1e-8,
   weight decay 5e-3 on the weights, none on the bias), batch 64 drawn by shuffled epochs,
@@ -54,11 +54,11 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from ..core.arrays import Data
-from ..core.settings import TrainConfig
-from ..data.folds import FOLDS, compute_folds, keep_singles, validation_split
-from .canonical import training_groups
-from .protocol import fold_scores, spearman, summarize_folds
+from ...core.arrays import Data
+from ...core.settings import TrainConfig
+from ...data.folds import FOLDS, compute_folds, keep_singles, validation_split
+from ..runtime.canonical import training_groups
+from .proteingym import fold_scores, spearman, summarize_folds
 
 __all__ = [
     "AMINO_ACIDS",
@@ -208,7 +208,7 @@ def select_network(method: str, data: Data, seed: int, grids=None, training=None
     """(configuration, epoch, validation MSE) of the lowest validation MSE of ``method``'s grid
     trained on ``data`` with early stopping; epoch 0 (untrained) is never selected. None where
     every network diverged."""
-    from ..core.training import train_grid
+    from ...core.training import train_grid
 
     grids = NETWORK_GRIDS if grids is None else grids
     training = NETWORK_TRAINING if training is None else training
@@ -230,7 +230,7 @@ def refit_network(method: str, params: dict, epochs: int, x, y, x_test, seed: in
     repeat the training rows and are never read."""
     import torch
 
-    from ..core.training import train
+    from ...core.training import train
 
     prediction = np.full(len(x_test), np.nan)
 

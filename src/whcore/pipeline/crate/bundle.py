@@ -7,7 +7,7 @@ described by the Provenance Run Crate profile: the workflow run as a CreateActio
 as an OrganizeAction, each job as a CreateAction of its ``whcore`` subcommand with its spec as a
 parameter, its inputs and outputs (start and end times from Snakemake's records where the run
 folder keeps them), each linked to its step by a ControlAction. The crate is checked before it
-is written (``crate_checks``); ``crate_render.render`` redraws its figures and claims from it
+is written (``crate.checks``); ``crate.render.render`` redraws its figures and claims from it
 alone.
 
 Paths inside the crate are those under ``results/<run>/``; the specs keep the run's own paths.
@@ -22,14 +22,14 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from .crate_actions import add_jobs, add_run, snakemake_times
-from .crate_checks import PROFILE, VERSION, check_crate, validate_crate
-from .crate_open import file_facts
-from .guards import CRATE_NAME, check_replaceable
-from .layout import Layout
-from .provenance import git_commit
-from .runrecord import RECORD, config_digest, source_files
-from .schema import SCHEMA_PATH
+from ..contract.schema import SCHEMA_PATH
+from ..runtime.guards import CRATE_NAME, check_replaceable
+from ..runtime.layout import Layout
+from ..runtime.provenance import git_commit
+from ..runtime.runrecord import RECORD, config_digest, source_files
+from .actions import add_jobs, add_run, snakemake_times
+from .checks import PROFILE, VERSION, check_crate, validate_crate
+from .open import file_facts
 
 __all__ = [
     "JOBS",
@@ -65,7 +65,7 @@ def crate_path(root: str | Path) -> Path:
 def _load(root: Path, configfile: str | None, schema: str):
     """The run's contract, from ``configfile`` or the configuration the run recorded, checked
     against the digest the run recorded."""
-    from .contract import load_contract
+    from ..contract import load_contract
 
     record_path = root / RECORD
     if not record_path.is_file():
@@ -260,7 +260,7 @@ def _facts(source: Path, within: Path | None) -> dict:
 
 def _plan(contract) -> list[dict]:
     """Every job of the run: its kind, subcommand, canonical spec, inputs and outputs."""
-    from .contract import SUBCOMMANDS
+    from ..contract import SUBCOMMANDS
 
     return [
         {

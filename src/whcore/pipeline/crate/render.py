@@ -1,7 +1,7 @@
 """The figures and claims of a run redrawn from its crate alone (``whcore render``).
 
 A crate may come from anyone, so ``render`` interprets it; it executes nothing the crate names.
-The crate is opened within bounds and checked against its own metadata (``crate_open``); its
+The crate is opened within bounds and checked against its own metadata (``crate.open``); its
 plan (``jobs.json``) is read as data: of its jobs, only the kinds in ``RENDERERS`` are drawn,
 each by its kind's own function, whatever subcommand or other kind the plan names. Before
 anything is drawn, every job's spec is checked as its kind checks specs, each table it reads
@@ -18,16 +18,16 @@ import tempfile
 from argparse import Namespace
 from pathlib import Path
 
+from ..jobs.claims import ClaimsSpec
+from ..jobs.epistasis_figure import EpistasisFigureSpec
+from ..jobs.figure import FigureSpec
+from ..jobs.spec import SpecError
+from ..jobs.writer import Outputs
+from ..runtime.guards import check_replaceable
+from ..runtime.layout import Layout
+from ..runtime.runrecord import RECORD
 from .bundle import JOBS
-from .crate_open import CrateError, OpenedCrate, open_crate, safe_member
-from .guards import check_replaceable
-from .jobs.claims import ClaimsSpec
-from .jobs.epistasis_figure import EpistasisFigureSpec
-from .jobs.figure import FigureSpec
-from .jobs.spec import SpecError
-from .jobs.writer import Outputs
-from .layout import Layout
-from .runrecord import RECORD
+from .open import CrateError, OpenedCrate, open_crate, safe_member
 
 __all__ = ["RENDERERS", "CrateError", "render", "rendered_folder"]
 

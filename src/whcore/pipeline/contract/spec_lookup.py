@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from .layout import Layout
+from ..runtime.layout import Layout
 from .schema import SCHEMA_PATH
 
 __all__ = ["add_lookup_command", "stale_outputs"]
@@ -68,8 +68,8 @@ def stale_outputs(contract) -> tuple[list[str], list[str]]:
     user's notes, a ``.git/``, a crate saved under another name), never to be removed. No table
     reads either: an aggregation reads the contract's inputs. The run's record, its crate
     (``whcore bundle``) and its reports (``snakemake --report``) are the run's own."""
-    from .guards import SNAKEMAKE_TIMESTAMP, owned
-    from .runrecord import RECORD
+    from ..runtime.guards import SNAKEMAKE_TIMESTAMP, owned
+    from ..runtime.runrecord import RECORD
 
     outputs = contract.all_outputs()
     folders = {path for path, job in outputs.items() if job.kind == "train"}
@@ -89,7 +89,7 @@ def stale_outputs(contract) -> tuple[list[str], list[str]]:
 def _check_made_by(contract, config: str) -> None:
     """Refuse, in one line, to judge the files of a run folder by ``config`` unless the run
     records it as its maker: by another configuration, a run's own outputs would look stale."""
-    from .runrecord import RECORD, config_digest, recorded_maker
+    from ..runtime.runrecord import RECORD, config_digest, recorded_maker
 
     root = contract.layout.root
     maker = recorded_maker(root)
@@ -139,7 +139,7 @@ def _report_stale(contract, config: str, remove: bool) -> None:
 
 
 def _cmd_spec(args) -> None:
-    from .contract import load_contract
+    from . import load_contract
 
     if not Path(args.schema).is_file():
         raise ValueError(

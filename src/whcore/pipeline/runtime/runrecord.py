@@ -103,7 +103,7 @@ def run_conflict(root: str | Path, config: dict, source: str) -> str | None:
 def claim_run(root: str | Path, config: dict, source: str) -> None:
     """At the start of an executing run: raise ``RunConflictError`` if another configuration
     made ``root`` (unless ``replace_run``), else record this configuration as its maker."""
-    from ..core.io import atomic_path
+    from ...core.io import atomic_path
 
     conflict = run_conflict(root, config, source)
     if conflict and not config.get("replace_run"):

@@ -64,7 +64,7 @@ def device_name(device: str | None) -> str:
 
 @functools.cache
 def _static() -> dict:
-    from .. import __version__
+    from ... import __version__
 
     return {
         "whcore_version": __version__,
@@ -86,7 +86,7 @@ def provenance_table(paths) -> pd.DataFrame:
     with the number of files and their names: what produced this run's results."""
     import pandas as pd
 
-    from ..core.io import read_parquet_metadata
+    from ...core.io import read_parquet_metadata
 
     rows = []
     for path in paths:

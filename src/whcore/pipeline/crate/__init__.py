@@ -1,0 +1,1 @@
+"""A finished run as a validated RO-Crate: bundle, open safely, check, and render its figures again."""
