@@ -16,21 +16,21 @@ for experiment, summary in AGGREGATIONS.items():
         name:
             f"aggregate_{experiment}"
         input:
-            unpack(aggregate_inputs(experiment)),
+            unpack(aggregate_inputs(CONTRACT, experiment, ancient)),
         output:
-            update(aggregate_outputs(experiment)),
+            update(aggregate_outputs(LAYOUT, experiment)),
         log:
-            aggregate_log(experiment),
+            aggregate_log(LAYOUT, experiment),
         wildcard_constraints:
-            dataset=PROTOCOL_DATASETS,
+            dataset=WILDCARDS.protocol_datasets,
         conda:
             ENV
         params:
-            spec=CONTRACT.spec_of(aggregate_outputs(experiment)[0]),
+            spec=CONTRACT.spec_of(aggregate_outputs(LAYOUT, experiment)[0]),
         shell:
             AGGREGATE_SHELL
 
-    describe_rule(f"aggregate_{experiment}", summary)
+    describe_rule(rules, f"aggregate_{experiment}", summary)
 
 
 rule bundle:

@@ -10,7 +10,7 @@ rule ablation:
     log:
         LAYOUT.log(table("ablation_{dataset}")),
     wildcard_constraints:
-        dataset=DATASETS,
+        dataset=WILDCARDS.datasets,
     conda:
         ENV
     threads: 2

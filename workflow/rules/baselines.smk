@@ -11,7 +11,7 @@ rule baselines:
     log:
         LAYOUT.log(LAYOUT.baseline),
     wildcard_constraints:
-        family="|".join(BASELINES),
+        family=WILDCARDS.families,
     conda:
         ENV
     threads: 2
@@ -33,9 +33,9 @@ use rule baselines as baselines_protocol with:
     log:
         LAYOUT.log(LAYOUT.protocol_baseline),
     wildcard_constraints:
-        dataset=PROTOCOL_DATASETS,
-        scheme=SCHEMES,
-        family="|".join(BASELINES),
+        dataset=WILDCARDS.protocol_datasets,
+        scheme=WILDCARDS.schemes,
+        family=WILDCARDS.families,
         fold=r"\d+",
     params:
         spec=CONTRACT.spec_of(LAYOUT.protocol_baseline),

@@ -16,8 +16,8 @@ rule download:
     log:
         LAYOUT.DOWNLOAD_LOG,
     wildcard_constraints:
-        dataset="|".join(REGISTRY),
-        filename="|".join(re.escape(info.file) for info in REGISTRY.values()),
+        dataset=WILDCARDS.datasets,
+        filename=WILDCARDS.raw_files,
     conda:
         ENV
     shell:
@@ -33,7 +33,7 @@ rule binarize:
     log:
         LAYOUT.BINARIZE_LOG,
     wildcard_constraints:
-        dataset="|".join(REGISTRY),
+        dataset=WILDCARDS.datasets,
     conda:
         ENV
     resources:

@@ -32,4 +32,4 @@ for figure_id in CONTRACT.figures():
             "whcore figure --spec {params.spec:q} --tables {input.tables:q} > {log:q} 2>&1"
 
     # `snakemake --list-rules` shows each figure's caption.
-    describe_rule(figure_id, figure_summary(figure_id))
+    describe_rule(rules, figure_id, figure_summary(figure_id))

@@ -15,7 +15,7 @@ rule train:
         LAYOUT.log(LAYOUT.records),
     wildcard_constraints:
         experiment="synthetic|real",
-        method=METHODS,
+        method=WILDCARDS.methods,
         group=r"[^/]+",
         size=r"\d+",
         dseed=r"\d+",
@@ -45,7 +45,7 @@ use rule train as train_spectrum with:
     log:
         LAYOUT.log(SPECTRUM_RECORDS),
     wildcard_constraints:
-        method=METHODS,
+        method=WILDCARDS.methods,
         group=r"[^/]+",
         size=r"\d+",
         dseed=r"\d+",
@@ -66,9 +66,9 @@ use rule train as train_protocol with:
     log:
         LAYOUT.log(LAYOUT.protocol_records),
     wildcard_constraints:
-        dataset=PROTOCOL_DATASETS,
-        scheme=SCHEMES,
-        method=METHODS,
+        dataset=WILDCARDS.protocol_datasets,
+        scheme=WILDCARDS.schemes,
+        method=WILDCARDS.methods,
         group=r"[^/]+",
         fold=r"\d+",
     resources:

@@ -13,7 +13,7 @@ rule download_user:
     log:
         LAYOUT.DOWNLOAD_LOG,
     wildcard_constraints:
-        dataset=USER_DOWNLOADS,
+        dataset=WILDCARDS.user_downloads,
     conda:
         ENV
     params:
@@ -31,7 +31,7 @@ rule binarize_user:
     log:
         LAYOUT.BINARIZE_LOG,
     wildcard_constraints:
-        dataset=USER_DATASETS,
+        dataset=WILDCARDS.user_datasets,
     conda:
         ENV
     resources:
@@ -51,7 +51,7 @@ rule leaderboard:
     log:
         LAYOUT.log(table("leaderboard_{dataset}")),
     wildcard_constraints:
-        dataset=LEADERBOARD_DATASETS,
+        dataset=WILDCARDS.leaderboard_datasets,
     conda:
         ENV
     threads: config["train_threads"]
@@ -73,7 +73,7 @@ rule epistasis:
     log:
         LAYOUT.log(table("epistasis_{dataset}")),
     wildcard_constraints:
-        dataset=EPISTASIS_DATASETS,
+        dataset=WILDCARDS.epistasis_datasets,
     conda:
         ENV
     threads: config["train_threads"]
@@ -107,7 +107,7 @@ rule epistasis_figure:
     log:
         LAYOUT.figure_log("epistasis_{dataset}"),
     wildcard_constraints:
-        dataset=EPISTASIS_DATASETS,
+        dataset=WILDCARDS.epistasis_datasets,
     conda:
         ENV
     params:

@@ -23,7 +23,7 @@ from ..analyses.families import BASELINES
 
 __all__ = ["SCHEMA_PATH", "registry_definitions", "render"]
 
-SCHEMA_PATH = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).resolve().parents[4] / "workflow" / "schemas" / "config.schema.yaml"
 BEGIN = "  # --- generated from the registries (python -m whcore.pipeline.contract.schema); do not edit ---"
 END = "  # --- end of the generated definitions ---"
 

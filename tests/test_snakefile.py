@@ -1,0 +1,240 @@
+"""The Snakefile's side of the contract (whcore.pipeline.contract.snakefile), without Snakemake:
+its objects (workflow, rules, ancient, jobs) are stood in for by plain ones."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from whcore.data.datasets import REGISTRY
+from whcore.pipeline.contract import snakefile
+from whcore.pipeline.contract.snakefile import (
+    AGGREGATE_SHELL,
+    StartError,
+    Wildcards,
+    aggregate_inputs,
+    aggregate_log,
+    aggregate_outputs,
+    alternatives,
+    config_source,
+    describe_rule,
+    figure_summary,
+    memory_requests,
+    minutes_per_attempt,
+    raw_file,
+    refuse_jobs_no_node_holds,
+    report_missing_raw_files,
+    settle_slurm_orphans,
+    start,
+)
+from whcore.pipeline.execution import slurm
+from whcore.pipeline.figures.registry import FIGURES
+from whcore.pipeline.jobs.aggregate import ROLES
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / ".test" / "config.yaml"
+WORKFLOW = REPO / "workflow"
+
+
+def tiny(**changes) -> dict:
+    config = yaml.safe_load(TINY.read_text())
+    for dotted, value in changes.items():
+        *parents, last = dotted.split(".")
+        node = config
+        for key in parents:
+            node = node[key]
+        node[last] = value
+    return config
+
+
+@pytest.fixture
+def started(tmp_path, monkeypatch):
+    """The tiny configuration started in an empty working directory (warnings kept)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WHCORE_DEVICE", raising=False)
+    warnings = []
+    return start(tiny(), WORKFLOW, REPO, "my.yaml", warn=warnings.append), warnings
+
+
+def test_alternatives_match_exactly_the_names_given():
+    pattern = alternatives(["a.b", "c"])
+    assert re.fullmatch(pattern, "a.b") and re.fullmatch(pattern, "c")
+    assert not re.fullmatch(pattern, "axb") and not re.fullmatch(pattern, "a.bc")
+    assert not re.fullmatch(alternatives([]), "") and not re.fullmatch(alternatives([]), "a")
+
+
+def test_the_config_source_names_the_files_or_the_default():
+    assert config_source([], False, "config/config.yaml") == "config/config.yaml"
+    assert "a.yaml" in config_source([Path("a.yaml")], False, "default.yaml")
+    overridden = config_source([Path("a.yaml")], True, "default.yaml")
+    assert "a.yaml" in overridden and overridden != config_source(["a.yaml"], False, "d")
+
+
+def test_start_plans_the_run_and_sets_the_jobs_environment(started, monkeypatch):
+    begun, warnings = started
+    assert begun.layout.root == "results/tiny"
+    assert begun.contract.targets() and begun.gpu == 0 and begun.conflict is None
+    assert Path(begun.env).is_file() and warnings == []
+    for name in REGISTRY:
+        assert re.fullmatch(begun.wildcards.datasets, name)
+    assert re.fullmatch(begun.wildcards.methods, "hashwh")
+    assert not re.fullmatch(begun.wildcards.methods, "hashwh/x")
+    assert re.fullmatch(begun.wildcards.families, "xgboost")
+
+
+def test_a_bad_config_is_one_line_naming_its_source(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StartError, match=r"^Error in my\.yaml: .*spectrum"):
+        start(tiny(**{"spectrum.n": "six"}), WORKFLOW, REPO, "my.yaml")
+
+
+def test_a_bad_environment_value_is_refused_at_start(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("WHCORE_LOG_EVERY", "often")
+    with pytest.raises(StartError, match=r"^Error: .*WHCORE_LOG_EVERY"):
+        start(tiny(), WORKFLOW, REPO, "my.yaml")
+
+
+def test_start_warns_of_a_mirror_that_is_not_one(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    warnings = []
+    start(tiny(data_mirror=str(tmp_path / "none")), WORKFLOW, REPO, "my.yaml", warnings.append)
+    assert len(warnings) == 1 and "data_mirror" in warnings[0]
+
+
+def test_no_user_dataset_matches_when_the_real_experiment_is_off(started):
+    begun, _ = started
+    assert begun.wildcards.user_datasets == "(?!)"
+    off = Wildcards.of(tiny(**{"real.enabled": False}), begun.contract)
+    assert off.user_datasets == "(?!)" and off.protocol_datasets == "(?!)"
+
+
+def test_raw_file_and_retries():
+    assert raw_file(SimpleNamespace(dataset="gb1")) == (f"resources/raw/gb1/{REGISTRY['gb1'].file}")
+    grow = minutes_per_attempt(240)
+    assert [grow(None, attempt) for attempt in (1, 2, 3)] == [240, 480, 720]
+
+
+def test_aggregate_inputs_mark_folders_ancient_and_add_the_training_logs(started):
+    begun, _ = started
+    inputs = aggregate_inputs(begun.contract, "synthetic", ancient=lambda p: ("ancient", p))({})
+    assert set(inputs) == {*ROLES, "training_logs"}
+    marker, runs = inputs["runs"]
+    assert marker == "ancient" and runs
+    assert inputs["training_logs"] == [begun.layout.log(path) for path in runs]
+    assert all(not isinstance(inputs[r], tuple) for r in ROLES if r not in ("runs", "spectra"))
+
+
+def test_aggregate_outputs_and_logs(started):
+    begun, _ = started
+    layout = begun.layout
+    assert aggregate_outputs(layout, "protocol") == [layout.protocol_table("{dataset}")]
+    assert all(path.startswith(layout.root) for path in aggregate_outputs(layout, "real"))
+    assert aggregate_log(layout, "protocol") == layout.aggregate_log("protocol_{dataset}")
+    assert aggregate_log(layout, "real") == layout.aggregate_log("real")
+    assert all(f"--{role} {{input.{role}:q}}" in AGGREGATE_SHELL for role in ROLES)
+
+
+def test_describe_rule_sets_the_docstring_of_the_rule_defined_by_that_name():
+    rule = SimpleNamespace(docstring=None)
+    describe_rule(SimpleNamespace(fig9=SimpleNamespace(rule=rule)), "fig9", "Figure 9.")
+    assert rule.docstring == "Figure 9."
+
+
+def test_figure_summaries_are_short_and_never_end_inside_parentheses(monkeypatch):
+    for figure_id in FIGURES:
+        line = figure_summary(figure_id)
+        assert line.startswith("Figure") and len(line) <= len("Figure A10 (PDF, PNG): ") + 84
+    caption = "Test R^2 of every method (networks and the baselines of the paper) by size. More."
+    monkeypatch.setitem(FIGURES, "fig9_x", SimpleNamespace(caption=caption))
+    line = figure_summary("fig9_x", width=40)
+    assert line == "Figure 9 (PDF, PNG): Test R^2 of every method ..."
+    assert figure_summary("fig9_x", width=200).endswith("by size.")
+
+
+def fake_job(output, mem_mb, partition=None):
+    return SimpleNamespace(
+        output=[output], resources={"mem_mb": mem_mb, "slurm_partition": partition}
+    )
+
+
+def records(job) -> str:
+    return job.spec.outputs["records"]
+
+
+def test_memory_requests_name_the_config_key_of_each_training_job(started):
+    begun, _ = started
+    trains = [j for j in begun.contract.jobs_of("train") if j.mem_mb][:2]
+    assert trains
+    jobs = [fake_job(records(j), 900, "gpu") for j in trains] + [fake_job(begun.layout.claims_md, 5)]
+    requests = memory_requests(jobs, begun.contract)
+    assert list(requests) == ["gpu"] and len(requests["gpu"]) == len(trains)
+    for job in trains:
+        mem, key = requests["gpu"][records(job)]
+        assert mem == 900 and key == f"{job.labels['experiment']}.methods.{job.spec.method}"
+
+
+def test_a_job_no_node_holds_is_refused_in_one_line(started, monkeypatch):
+    begun, _ = started
+    train = next(j for j in begun.contract.jobs_of("train") if j.mem_mb)
+
+    def too_big(requests, partition):
+        raise slurm.SlurmStartError(f"{len(requests)} job(s) need more than partition {partition}")
+
+    monkeypatch.setattr(slurm, "check_nodes_fit", too_big)
+    workflow = SimpleNamespace(
+        dag=SimpleNamespace(needrun_jobs=lambda: [fake_job(records(train), 9)])
+    )
+    with pytest.raises(StartError, match=r"^Error: 1 job\(s\) need more than partition $"):
+        refuse_jobs_no_node_holds(workflow, begun.contract)
+
+
+def test_orphans_are_settled_and_a_wait_restarts_the_run(monkeypatch):
+    calls, said = [], []
+    monkeypatch.setattr(slurm, "check_job_marker", lambda prefix: calls.append(("mark", prefix)))
+    monkeypatch.setattr(slurm, "settle_orphaned_jobs", lambda log: (["1"], ["2"]))
+    monkeypatch.setattr(slurm, "restart", lambda workflow: calls.append("restart"))
+    monkeypatch.setattr(slurm, "record_orphan_outputs", lambda w, log: calls.append("record"))
+    workflow = SimpleNamespace(executor_settings=SimpleNamespace(jobname_prefix="whc"))
+    settle_slurm_orphans(workflow, said.append)
+    assert calls == [("mark", "whc"), "restart", "record"]
+    assert said == ["Restarting, to plan from what they made."]
+
+    def refuse(log):
+        raise slurm.SlurmStartError("squeue is missing")
+
+    monkeypatch.setattr(slurm, "settle_orphaned_jobs", refuse)
+    with pytest.raises(StartError, match="^Error: squeue is missing$"):
+        settle_slurm_orphans(workflow, said.append)
+
+
+def test_missing_raw_files_are_reported_for_the_download_jobs_only(monkeypatch):
+    seen = {}
+
+    def lines(downloads, planned_at, mirror):
+        seen.update(downloads=downloads, planned_at=planned_at, mirror=mirror)
+        return ["resources/raw/gb1/x.csv is missing. Fix: ..."]
+
+    monkeypatch.setattr(snakefile, "missing_raw_lines", lines)
+
+    def job(rule, dataset):
+        return SimpleNamespace(
+            rule=SimpleNamespace(name=rule),
+            wildcards=SimpleNamespace(dataset=dataset),
+            output=[f"out/{dataset}"],
+            log=[f"log/{dataset}"],
+        )
+
+    said = []
+    jobs = [job("download", "gb1"), job("train", "x"), job("fetch_mine", "mine")]
+    report_missing_raw_files(jobs, {"download", "fetch_mine"}, 12.5, "", said.append)
+    assert seen == {
+        "downloads": [("gb1", "out/gb1", "log/gb1"), ("mine", "out/mine", "log/mine")],
+        "planned_at": 12.5,
+        "mirror": None,
+    }
+    assert said == ["resources/raw/gb1/x.csv is missing. Fix: ..."]
