@@ -47,10 +47,10 @@ lint: install
 	$(BIN)/snakemake --lint --configfile .test/config.yaml -d "$$(mktemp -d)"
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not calibration"
 
 # The claims engine's calibration: every claim at its least-favourable null at each shipped
-# configuration's design, and its power (tests/test_calibration.py; WHCORE_CALIBRATION_REPS sets
+# configuration's design, and its power (tests/calibration/test_calibration.py; WHCORE_CALIBRATION_REPS sets
 # the replications of the null cases, default 400); prints the table of rates it writes.
 calibration: install
 	$(BIN)/python -m pytest -m calibration; status=$$?; \

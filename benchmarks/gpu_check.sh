@@ -67,7 +67,7 @@ if [ -n "${WHCORE_DATA_MIRROR:-}" ] && command -v snakemake >/dev/null; then
     --cores 4 --configfile config/quick.yaml
 fi
 # Only the modules that hold GPU tests: the others import what this check does not need.
-step 35 "CUDA tests" "$PY" -m pytest -q -p no:cacheprovider -m gpu $(grep -l 'mark.gpu' tests/test_*.py)
+step 35 "CUDA tests" "$PY" -m pytest -q -p no:cacheprovider -m gpu $(grep -rl --include='test_*.py' 'mark.gpu' tests)
 step 75 "FWHT, HashWH step, EN-S throughput" "$PY" benchmarks/run.py --device "$DEVICE" --quick \
   --parts fwht,step,ens_throughput --out "$OUT/bench.json"
 step 100 "grouped vs one per job" "$PY" benchmarks/bench_grouped.py --device "$DEVICE" \

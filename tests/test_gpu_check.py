@@ -48,6 +48,6 @@ def test_every_option_the_check_passes_exists():
 
 def test_the_gpu_tests_the_check_selects_exist():
     # gpu_check.sh runs pytest on the modules that hold GPU tests (grep 'mark.gpu').
-    modules = [p for p in (ROOT / "tests").glob("test_*.py") if "mark.gpu" in p.read_text()]
+    modules = [p for p in (ROOT / "tests").rglob("test_*.py") if "mark.gpu" in p.read_text()]
     assert any(p.name == "test_wht.py" for p in modules), modules
-    assert "grep -l 'mark.gpu' tests/test_*.py" in SCRIPTS[0].read_text()
+    assert "grep -rl --include='test_*.py' 'mark.gpu' tests" in SCRIPTS[0].read_text()

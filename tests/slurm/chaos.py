@@ -14,7 +14,7 @@ SLURM jobs are cancelled and Snakemake is killed; then the same command to compl
 5. writes REPORT.json: the jobs it cancelled, the state of each job at the kill, every SLURM
    job of the two runs (comment, state, whether it ever ran), the rerun's exit status and
    output, the tables that differ from REFERENCE_RUN's (timing columns aside) and temporary
-   files left under results/. tests/test_slurm.py asserts on it.
+   files left under results/. tests/slurm/test_slurm.py asserts on it.
 """
 
 from __future__ import annotations

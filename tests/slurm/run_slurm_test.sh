@@ -5,13 +5,13 @@
 # with those of the same configuration run locally; print every SLURM job of the run with its
 # final state, resources and times. Exit nonzero if a run fails.
 #
-#   sudo tests/slurm/run_slurm_test.sh [WORKDIR]      (tests/test_slurm.py and .ci/run call it)
+#   sudo tests/slurm/run_slurm_test.sh [WORKDIR]      (tests/slurm/test_slurm.py and .ci/run call it)
 #
 # Needs root (the cluster's daemons), and apt-get when SLURM and munge are not installed yet.
 # Installs what is missing, starts munged, slurmctld and slurmd on 127.0.0.1 with state in
 # WORKDIR/cluster (tests/slurm/cluster.sh), and stops all three on exit, whatever happens.
 # The Python environment is the one on PATH (it needs whcore and snakemake with the plugin).
-# tests/test_slurm.py asserts on WORKDIR/chaos.json.
+# tests/slurm/test_slurm.py asserts on WORKDIR/chaos.json.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"

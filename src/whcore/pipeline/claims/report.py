@@ -199,7 +199,7 @@ def write_claims(claims: list[Claim], md_path, json_path, settings: dict | None 
         f"both sides' p-values of the {n_tested} claims with a test. Where a verdict is "
         "*inconclusive*, its section says how many units per cell would give the claim 80% "
         "power, or that none would. Every test is calibrated by simulation "
-        "(tests/test_calibration.py, `make calibration`).",
+        "(tests/calibration/test_calibration.py, `make calibration`).",
         "",
         *_summary_table(claims),
         "",

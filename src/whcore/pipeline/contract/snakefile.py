@@ -4,8 +4,8 @@
 contract (every job's spec and inputs), the layout (every path), the conda environment file,
 the wildcard constraints, the input functions of the aggregations and the hooks Snakemake runs
 at start and on error. The logic lives here so that it is unit-tested
-(``tests/test_snakefile.py``); Snakemake's objects (``workflow``, ``rules``, ``ancient``) are
-passed in, never imported.
+(``tests/pipeline/contract/test_snakefile.py``); Snakemake's objects (``workflow``, ``rules``,
+``ancient``) are passed in, never imported.
 """
 
 from __future__ import annotations

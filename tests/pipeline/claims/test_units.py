@@ -15,7 +15,7 @@ from whcore.data.synthetic import degree_ladder
 from whcore.pipeline.contract import load_contract
 from whcore.pipeline.jobs.spec import DataSplit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 
 

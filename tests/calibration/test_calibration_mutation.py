@@ -1,4 +1,4 @@
-"""The calibration suite (tests/calibration_suite.py) fails a wrong engine: with every cell's
+"""The calibration suite (tests/calibration/calibration_suite.py) fails a wrong engine: with every cell's
 one-sided p-values halved (each cell tested at 2 x alpha), its check reports the least-favourable
 null of a claim over several cells; with the engine as it is, the same check passes. In the
 default test run (about 25 s of CPU: 2 x 500 evaluations of a claim), not behind the calibration
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from calibration_suite import Case, cases, check_rates, designs, false_holds_rates
 
 from whcore.pipeline.claims import stats
@@ -36,6 +37,7 @@ def anticonservative(original):
     return halved
 
 
+@pytest.mark.slow
 def test_the_suite_passes_the_engine_and_fails_it_at_twice_alpha(monkeypatch):
     picked, design = chosen()
     honest = check_rates(false_holds_rates(picked, lambda case: design, REPS))

@@ -1,7 +1,7 @@
 """The claims on energies, amplitudes, training times and draws, each fed tables with a known
 effect: it holds on the paper's effect, does not hold on the reversed one, does not hold on
 noise only, and is not evaluated (with its reason) where its table or column is missing.
-Tables: tests/more_claims_tables.py."""
+Tables: tests/calibration/more_claims_tables.py."""
 
 from __future__ import annotations
 

@@ -323,6 +323,7 @@ def _snakemake(workdir: Path, *args, **env) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.workflow
 def test_a_bad_whcore_variable_stops_the_workflow_too(tmp_path):
     result = _snakemake(tmp_path, "-n", "--configfile", str(TINY), WHCORE_LOG_EVERY="ten")
     assert result.returncode == 1, result.stdout[-2000:]
@@ -332,6 +333,7 @@ def test_a_bad_whcore_variable_stops_the_workflow_too(tmp_path):
     assert "Traceback" not in result.stdout
 
 
+@pytest.mark.workflow
 def test_zero_cores_is_refused_in_one_line(tmp_path):
     """`--cores 0` would leave Snakemake waiting at "Select jobs to execute..." for ever."""
     result = _snakemake(tmp_path, "--cores", "0", "--configfile", str(TINY))
@@ -340,6 +342,7 @@ def test_zero_cores_is_refused_in_one_line(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("text", ["", "- a\n- b\n"], ids=["empty", "list"])
 def test_an_empty_or_list_configfile_is_as_the_fault_table_says(tmp_path, text, capsys):
     """Snakemake reads a --configfile before the workflow runs, so its message is its own; the
@@ -370,6 +373,7 @@ def _spectrum_config(path: Path, methods: dict, max_degree: int = 3) -> Path:
     return path
 
 
+@pytest.mark.workflow
 def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, monkeypatch, capsys):
     first = _spectrum_config(tmp_path / "first.yaml", {"standard": {}, "fullwh": {"lam": [0.1]}})
     second = _spectrum_config(tmp_path / "second.yaml", {"standard": {}}, max_degree=2)

@@ -225,7 +225,7 @@ def test_noisy_recovery(noise_sd):
 
 
 def test_docs_example_runs():
-    text = (Path(__file__).resolve().parents[1] / "docs" / "ens.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "ens.md").read_text()
     (code,) = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
     scope: dict = {}
     exec(compile(code, "docs/ens.md", "exec"), scope)  # noqa: S102

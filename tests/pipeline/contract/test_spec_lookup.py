@@ -13,7 +13,7 @@ from conftest import run_snakemake as snakemake
 from whcore.pipeline.cli import main
 from whcore.pipeline.contract import load_contract
 
-SCHEMA = str(Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml")
+SCHEMA = str(Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml")
 ROOT = "results/tiny"
 RECORDS = f"{ROOT}/runs/spectrum/draw0/hashwh/b3/size30_dseed0"
 

@@ -35,7 +35,7 @@ from whcore.pipeline.execution import slurm
 from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.jobs.aggregate import ROLES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 TINY = REPO / ".test" / "config.yaml"
 WORKFLOW = REPO / "workflow"
 
@@ -170,7 +170,9 @@ def test_memory_requests_name_the_config_key_of_each_training_job(started):
     begun, _ = started
     trains = [j for j in begun.contract.jobs_of("train") if j.mem_mb][:2]
     assert trains
-    jobs = [fake_job(records(j), 900, "gpu") for j in trains] + [fake_job(begun.layout.claims_md, 5)]
+    jobs = [fake_job(records(j), 900, "gpu") for j in trains] + [
+        fake_job(begun.layout.claims_md, 5)
+    ]
     requests = memory_requests(jobs, begun.contract)
     assert list(requests) == ["gpu"] and len(requests["gpu"]) == len(trains)
     for job in trains:

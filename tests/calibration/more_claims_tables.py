@@ -1,5 +1,5 @@
 """Seeded tables for the claims on energies, amplitudes, training times and draws
-(tests/test_more_claims.py, tests/test_calibration_more_claims.py).
+(tests/pipeline/claims/test_more_claims.py, tests/calibration/test_calibration_more_claims.py).
 
 A level is the same for every unit of a cell; each unit draws its own value around it (energies
 and times lognormal, amplitudes and R^2 Gaussian), each training seed a little more. A level is

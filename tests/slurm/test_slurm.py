@@ -23,8 +23,9 @@ import pytest
 
 from whcore.pipeline.execution import slurm
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "tests" / "slurm" / "run_slurm_test.sh"
+pytestmark = pytest.mark.workflow
 
 
 def _skip_reason() -> str | None:

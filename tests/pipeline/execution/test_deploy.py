@@ -10,7 +10,7 @@ import yaml
 
 from whcore.pipeline.execution.deploy import conda_env_file
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_the_env_file_names_the_checkout_by_its_absolute_path(tmp_path):

@@ -8,7 +8,7 @@ replications. Where the boundary cell's test is exact (Gaussian amplitudes, R^2 
 energies or log times, the strong cells rejecting in practically every replication), the rate
 must also be at least ALPHA - 2 standard errors, so that an over-conservative rule fails too.
 Energies and times are lognormal (the claims compare them on the log scale).
-Tables: tests/more_claims_tables.py."""
+Tables: tests/calibration/more_claims_tables.py."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ pytestmark = pytest.mark.calibration
 
 REPS = int(os.environ.get("WHCORE_CALIBRATION_REPS", "300"))
 ALPHA = stats.ALPHA
-CONFIG = Path(__file__).resolve().parents[1] / "config"
+CONFIG = Path(__file__).resolve().parents[2] / "config"
 
 
 def design(name: str, experiment: str) -> dict:

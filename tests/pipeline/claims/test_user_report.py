@@ -100,7 +100,7 @@ def test_the_report_names_the_best_method_and_no_paper_claim(tmp_path):
     ],
 )
 def test_only_runs_of_ones_own_data_get_the_report(datasets, others, own):
-    """(The claims job's spec of such a run: tests/test_user_datasets.py.)"""
+    """(The claims job's spec of such a run: tests/data/test_user_datasets.py.)"""
     from test_config import changed, validate
     from test_user_datasets import OWN
 

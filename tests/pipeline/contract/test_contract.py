@@ -21,7 +21,7 @@ from whcore.pipeline.jobs.train import training_defaults
 from whcore.pipeline.runtime.canonical import canonical, canonical_json, method_grid, param_tag
 from whcore.pipeline.runtime.layout import Layout
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 TINY = REPO / ".test" / "config.yaml"
 
 

@@ -1,5 +1,5 @@
 """The claims engine's calibration at its least-favourable nulls, at the design of every shipped
-configuration (tests/test_calibration.py, tests/test_calibration_mutation.py, `make
+configuration (tests/calibration/test_calibration.py, tests/calibration/test_calibration_mutation.py, `make
 calibration`).
 
 A claim over several cells is false as soon as one cell is: its least-favourable null puts
@@ -56,7 +56,7 @@ from whcore.pipeline.claims.stats import ALPHA, HOLDS, MIN_UNITS, NEARLY_ALL, SK
 from whcore.pipeline.claims.synthetic import NO_GAIN_MARGIN
 
 CONFIGS = ("quick", "faithful", "workstation")
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "config"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 STRONG = 6.0  # the cells in favour at a least-favourable null: this many SDs of a unit difference
 PLANTED = 1.0  # every cell's effect when power is measured, in the same SDs
 WITHIN = 0.5  # a data seed's deviation from its unit (g* draw), as a share of the unit noise

@@ -1,6 +1,6 @@
 """Calibration of the claims engine: every claim with a test, fed seeded tables
 
-- at its least-favourable null (tests/calibration_suite.py: one cell at the boundary, every
+- at its least-favourable null (tests/calibration/calibration_suite.py: one cell at the boundary, every
   other cell strongly in favour), at the design of every shipped configuration (units per cell,
   data seeds, training seeds, cells and methods from config/*.yaml), Gaussian and, for SAE and
   energy shares, lognormal: it says "holds" in at most alpha + 2 SE of the replications and,
@@ -14,8 +14,8 @@
 
 The old overfitting statistic (minimum on even epochs, rise on odd ones of the same curve)
 fails the null case on autocorrelated curves; the cross-seed statistic passes it. That the
-suite fails a wrong engine: tests/test_calibration_mutation.py (in the default test run).
-Tables: tests/calibration_tables.py, tests/calibration_suite.py."""
+suite fails a wrong engine: tests/calibration/test_calibration_mutation.py (in the default test run).
+Tables: tests/calibration/calibration_tables.py, tests/calibration/calibration_suite.py."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ from whcore.pipeline.claims.dynamics import learned_first_claim, overfitting_cla
 from whcore.pipeline.claims.exact import ablation_claims
 from whcore.pipeline.claims.spectrum import ESSENTIALLY_ZERO, PERFECT, spectrum_comparisons
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "benchmarks" / "results" / "calibration.md"
 
 pytestmark = pytest.mark.calibration
@@ -116,7 +116,7 @@ def calibration_table():
         "+1 SD of a unit's difference in the claim's favour; the overfitting claim: a rise of "
         "0.1 against HashWH falling monotonically). Accepted: alpha +- 2 SE where each cell is "
         "an exact test, else up to alpha + 2 SE. Written by `make calibration` "
-        "(tests/test_calibration.py).\n\n"
+        "(tests/calibration/test_calibration.py).\n\n"
         + "\n".join(table_lines(rows, checks=len(LEAST_FAVOURABLE)))
         + "\n"
     )
@@ -202,7 +202,7 @@ def spectrum_predictions(levels) -> dict[str, float]:
 
 
 # Claims on SAE and energy ratios compare logs: their planted levels above are additive, so
-# their power is checked on the log scale by tests/test_claims.py (three shapes of cells) and
+# their power is checked on the log scale by tests/pipeline/claims/test_claims.py (three shapes of cells) and
 # their level by the least-favourable nulls (lognormal); here the amplitude claims.
 RAW_SCALE = ("spectrum_learns_degree4", "spectrum_regularized_better_any_size")
 

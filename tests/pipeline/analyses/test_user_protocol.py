@@ -318,6 +318,7 @@ def test_a_report_of_the_protocol_alone_is_its_section(tmp_path):
     assert "train size" not in report.split(NO_CURVE)[1] and summary.empty
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("protocol", ["proteingym", "leaderboard"])
 def test_a_snakemake_dry_run_plans_the_protocol_alone(tmp_path, protocol):
     import subprocess

@@ -1,7 +1,7 @@
 """What a SLURM run does before it submits anything (whcore.pipeline.execution.slurm): settle the jobs a
 killed Snakemake left behind, refuse a job no node can hold. With stand-in `squeue`, `scancel`
 and `sinfo` on PATH and a stand-in of Snakemake's workflow; the real cluster case is the chaos
-run of tests/test_slurm.py."""
+run of tests/slurm/test_slurm.py."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import yaml
 from whcore.core.io import write_parquet
 from whcore.pipeline.execution import slurm
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 
 
 # `squeue`: prints, in the format asked for (%i id, %T state, %j name, %k comment, %Z folder),
@@ -219,6 +219,7 @@ rule made:
 """
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("absolute", [False, True])
 def test_a_restart_keeps_the_folder_and_relative_paths_it_was_started_with(tmp_path, absolute):
     """``-d ud2 --configfile config.yaml``, relative to the folder Snakemake started in, mean the

@@ -1,4 +1,4 @@
-"""Seeded tables with a known effect for calibrating the claims engine (tests/test_calibration.py).
+"""Seeded tables with a known effect for calibrating the claims engine (tests/calibration/test_calibration.py).
 
 Every generator draws each method's value per unit (subsample) as its level plus unit noise of
 the method's own size (unequal between methods), and each training seed's value as that plus a

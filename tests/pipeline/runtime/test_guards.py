@@ -138,7 +138,7 @@ def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
     from whcore.pipeline.figures.style import save_figure
     from whcore.pipeline.runtime.guards import CRATE_NAME, owned
 
-    faithful = Path(__file__).resolve().parents[1] / "docs" / "faithful"
+    faithful = Path(__file__).resolve().parents[3] / "docs" / "faithful"
     for name in ("claims.md", "claims.json", "provenance.tsv", "fig3_degree_sae_energy.png"):
         shutil.copy(faithful / name, tmp_path / name)
     write_macros(tmp_path / "claims.json", tmp_path / "claims.tex")

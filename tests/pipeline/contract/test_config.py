@@ -11,7 +11,7 @@ from whcore.pipeline.analyses.families import BASELINES
 from whcore.pipeline.contract.config import ConfigError, validate_config
 from whcore.pipeline.contract.schema import SCHEMA_PATH, render
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[3]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
 TINY = ROOT / ".test/config.yaml"
 
