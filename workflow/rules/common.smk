@@ -5,6 +5,7 @@
 import sys
 import time
 
+from snakemake.utils import validate
 from whcore.pipeline.contract.snakefile import (
     AGGREGATE_SHELL,
     StartError,
@@ -35,6 +36,9 @@ try:
 # One line and status 1: an exception raised here would add Snakemake's traceback.
 except StartError as err:
     sys.exit(str(err))
+# The catalog's check, after the project's stricter one (which names the file, the key and the
+# fix): it passes any config that passed, and fills no default (the contract has them).
+validate(config, "../schemas/config.schema.yaml", set_default=False)
 CONTRACT, LAYOUT, ENV = START.contract, START.layout, START.env
 WILDCARDS, GPU = START.wildcards, START.gpu
 # A download log written after this moment tells a download that failed in this run.
