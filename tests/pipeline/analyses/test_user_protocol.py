@@ -168,8 +168,8 @@ def protocol_contract(folds="", curve=CURVE, protocol="proteingym"):
 
 
 def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
+    from whcore.pipeline.analyses.grids import training_groups
     from whcore.pipeline.contract.config import dataset_settings
-    from whcore.pipeline.runtime.canonical import training_groups
 
     contract = protocol_contract(", folds: [fold_random_5, fold_modulo_5]")
     ds = dataset_settings(contract.config, "mine")

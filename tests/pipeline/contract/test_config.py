@@ -222,7 +222,7 @@ def alias_bomb(key: str, levels: int = 9) -> str:
 )
 def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_path, key, refused):
     from whcore.pipeline.contract.config import load_config
-    from whcore.pipeline.runtime.canonical import read_yaml
+    from whcore.pipeline.runtime.yaml_files import read_yaml
 
     path = tmp_path / "shared.yaml"  # aliases within the bound are ordinary YAML
     path.write_text(alias_bomb(key, levels=4))
@@ -248,7 +248,7 @@ def test_a_config_value_containing_itself_through_an_alias_is_refused(tmp_path):
 
 
 def test_a_config_nested_too_deeply_is_refused_in_one_line(tmp_path):
-    from whcore.pipeline.runtime.canonical import read_yaml
+    from whcore.pipeline.runtime.yaml_files import read_yaml
 
     path = tmp_path / "deep.yaml"
     path.write_text("a: " + "[" * 50_000 + "]" * 50_000 + "\n")

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from whcore.core.settings import TrainConfig
+from whcore.pipeline.analyses.grids import method_grid, param_tag
 from whcore.pipeline.contract import Contract, load_contract
 from whcore.pipeline.figures.registry import FIGURES, PAPER_FIGURES
 from whcore.pipeline.jobs import KINDS, SpecError
@@ -18,7 +19,7 @@ from whcore.pipeline.jobs.ablation import AblationSpec
 from whcore.pipeline.jobs.figure import FigureSpec
 from whcore.pipeline.jobs.target import TargetSpec
 from whcore.pipeline.jobs.train import training_defaults
-from whcore.pipeline.runtime.canonical import canonical, canonical_json, method_grid, param_tag
+from whcore.pipeline.runtime.canonical import canonical, canonical_json
 from whcore.pipeline.runtime.layout import Layout
 
 REPO = Path(__file__).resolve().parents[3]

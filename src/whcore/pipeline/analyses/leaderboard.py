@@ -57,7 +57,7 @@ import pandas as pd
 from ...core.arrays import Data
 from ...core.settings import TrainConfig
 from ...data.folds import FOLDS, compute_folds, keep_singles, validation_split
-from ..runtime.canonical import training_groups
+from .grids import training_groups
 from .proteingym import fold_scores, spearman, summarize_folds
 
 __all__ = [

@@ -18,8 +18,9 @@ from ...core.methods import METHOD_INFO
 from ...data.custom import SOURCE_KEYS, source_settings
 from ...data.datasets import REGISTRY
 from ...data.folds import SCHEMES
+from ..analyses.grids import training_groups
 from ..jobs.train import training_defaults
-from ..runtime.canonical import read_yaml, training_groups
+from ..runtime.yaml_files import read_yaml
 
 __all__ = [
     "ConfigError",

@@ -8,6 +8,7 @@ import itertools
 from ...data.custom import raw_file_name
 from ...data.datasets import REGISTRY
 from ...data.folds import FOLDS
+from ..analyses.grids import training_groups
 from ..jobs.baselines import BaselinesSpec
 from ..jobs.download_user import DownloadUserSpec
 from ..jobs.epistasis import EpistasisSpec
@@ -15,7 +16,6 @@ from ..jobs.epistasis_figure import EpistasisFigureSpec
 from ..jobs.leaderboard import LeaderboardSpec
 from ..jobs.train import training_defaults
 from ..jobs.user_data import UserDataSpec
-from ..runtime.canonical import training_groups
 from ..runtime.layout import Layout
 from .base import Plan
 from .config import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import itertools
 
+from ..analyses.grids import training_groups
 from ..jobs.target import TargetSpec
-from ..runtime.canonical import training_groups
 from .base import Plan
 
 __all__ = ["add_spectrum", "add_synthetic"]

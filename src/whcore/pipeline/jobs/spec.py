@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from ...data.folds import FOLDS, SCHEMES
-from ..runtime.canonical import canonical, canonical_json, read_yaml
+from ..runtime.canonical import canonical, canonical_json
+from ..runtime.yaml_files import read_yaml
 
 __all__ = [
     "DEVICE_ENV",

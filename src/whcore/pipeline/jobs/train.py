@@ -43,7 +43,7 @@ import pandas as pd
 
 from ...core.methods import METHOD_INFO, PRECISIONS, configuration_schema
 from ...core.settings import TrainConfig
-from ..runtime.canonical import param_tag
+from ..analyses.grids import param_tag
 from .spec import DataSplit, Fields, JobSpec, SpecError
 
 if TYPE_CHECKING:
