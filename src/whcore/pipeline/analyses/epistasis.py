@@ -316,10 +316,10 @@ def learned_epistasis(
             "spectrum": how,
             "basis": sites.basis,
         }
-        top = top_interactions(bits, coefs, names, top, sites).assign(**identity)
-        top["test_r2_selected"] = pick["test_r2"]
-        top["test_r2_retrained"] = float(at_best["test_r2"])
-        tops.append(top)
+        ranked = top_interactions(bits, coefs, names, top, sites).assign(**identity)
+        ranked["test_r2_selected"] = pick["test_r2"]
+        ranked["test_r2_retrained"] = float(at_best["test_r2"])
+        tops.append(ranked)
         energies.append(energy_by_degree(bits, coefs, n, sites).assign(**identity))
         site_sets.append(energy_by_site_set(bits, coefs, sites).assign(**identity))
     return (
