@@ -22,23 +22,9 @@ STATE=$WORK/cluster
 TARGET=fig2_sae_evolution
 start=$SECONDS
 
-# The tiny CI configuration (.test/config.yaml), cut to the spectrum experiment with one
-# target draw and one train size: 7 Snakemake jobs (g*, 4 training jobs, aggregation, one
-# figure) as 7 SLURM jobs, the training jobs two at a time on the two fake GPUs (one of them
-# trains HashWH's two lambdas); enough to prove the profile without rerunning every rule, and to
-# have jobs waiting, running and done when the chaos run kills Snakemake.
-python - "$REPO/.test/config.yaml" >"$WORK/config.yaml" <<'EOF'
-import sys, yaml
-config = yaml.safe_load(open(sys.argv[1]))
-for experiment in ("synthetic", "real", "ablation", "entacmaea_energy"):
-    config[experiment]["enabled"] = False
-spectrum = config["spectrum"]
-spectrum.update(draws=1, train_sizes=[spectrum["figure_train_size"]], figure_draw=0)
-spectrum["methods"] = {
-    "standard": {}, "fullwh": {"lam": [0.1]}, "hashwh": {"b": [3, 4], "lam": [0.01, 0.1]}
-}
-yaml.safe_dump(config, sys.stdout, sort_keys=False)
-EOF
+# The SLURM test case (.test/slurm/config.yaml): the spectrum experiment of the tiny CI
+# configuration, one target draw and one train size; 7 Snakemake jobs as 7 SLURM jobs.
+cp "$REPO/.test/slurm/config.yaml" "$WORK/config.yaml"
 
 # The undisturbed run the chaos run's tables are compared with: the same configuration, local.
 echo "== local reference run =="

@@ -12,7 +12,7 @@ import yaml
 
 from whcore.core.settings import TrainConfig
 from whcore.pipeline.analyses.grids import method_grid, param_tag
-from whcore.pipeline.contract import Contract, load_contract
+from whcore.pipeline.contract import Contract, load_contract, own_data_only
 from whcore.pipeline.figures.registry import FIGURES, PAPER_FIGURES
 from whcore.pipeline.jobs import KINDS, SpecError
 from whcore.pipeline.jobs.ablation import AblationSpec
@@ -254,3 +254,19 @@ def test_every_path_comes_from_the_layout():
     for job in contract().jobs.values():  # every output under the run's folder or resources/
         for path in job.spec.outputs.values():
             assert path.startswith(("results/tiny/", "resources/")), path
+
+
+@pytest.mark.parametrize(
+    "path", sorted(REPO.glob(".test/**/config.yaml")), ids=lambda p: str(p.relative_to(REPO))
+)
+def test_every_test_case_configuration_plans(path):
+    """The .test/ cases (the tiny run, own data with ProteinGym's protocol, SLURM) validate and
+    plan their figures and claims."""
+    planned = load_contract(str(path), SCHEMA)
+    assert planned.figures() and planned.layout.claims_md in planned.targets()
+
+
+def test_a_disabled_real_section_needs_no_datasets():
+    config = yaml.safe_load((REPO / ".test" / "slurm" / "config.yaml").read_text())
+    assert config["real"] == {"enabled": False}
+    assert not own_data_only(load_contract(config, SCHEMA).config)

@@ -20,13 +20,10 @@ def own_data_only(config: dict) -> bool:
     real one, every real dataset given by file or url): its report compares the methods on
     them instead of checking the paper's claims."""
     others = ("spectrum", "synthetic", "ablation", "entacmaea_energy")
-    datasets = set(config["real"]["datasets"])
-    return (
-        config["real"]["enabled"]
-        and not any(config[e]["enabled"] for e in others)
-        and bool(datasets)
-        and datasets == set(user_datasets(config))
-    )
+    if not config["real"]["enabled"] or any(config[e]["enabled"] for e in others):
+        return False
+    datasets = set(config["real"].get("datasets", {}))  # a disabled section may omit them
+    return bool(datasets) and datasets == set(user_datasets(config))
 
 
 @dataclass(frozen=True)
