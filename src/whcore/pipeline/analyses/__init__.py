@@ -1,1 +1,3 @@
-"""The analyses behind the jobs: they take arrays and tables (never a job spec) and return tables."""
+"""What the jobs compute: baselines and their families, a method's grid of configurations, the
+ablation, the exact energy by degree, the learned epistasis, ProteinGym's protocol and
+leaderboard. Each takes arrays and tables (never a job's spec) and returns tables."""

@@ -1,1 +1,2 @@
-"""A finished run as a validated RO-Crate: bundle, open safely, check, and render its figures again."""
+"""A finished run as one validated Workflow Run RO-Crate: bundle it, open one from anyone within
+bounds, check it against its own metadata, and render its figures and claims again."""

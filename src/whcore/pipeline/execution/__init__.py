@@ -1,1 +1,2 @@
-"""How jobs are run: the settings they take from the environment, the conda environment of `--sdm conda`, and SLURM (start-up checks, orphaned jobs)."""
+"""How jobs run: the settings they take from the environment (never from their spec), the conda
+environment of `--sdm conda`, and SLURM (start-up checks, jobs a killed Snakemake left)."""
