@@ -56,7 +56,7 @@ from whcore.core.io import atomic_path
 from whcore.core.models import MLP
 from whcore.core.regularizers import Context, Regularizer, make_regularizer
 from whcore.core.training import TrainConfig, make_optimizer, step, train
-from whcore.core.wht import _butterflies, fwht, hadamard_matrix
+from whcore.core.wht import butterflies, fwht, hadamard_matrix
 from whcore.data import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +116,8 @@ class AllocationCounter(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, (tuple, list)) else (out,):
-            if torch.is_tensor(t) and func._schema.name not in _VIEWS:
+            # func.name(): "aten::view.default" -> "aten::view", the operator's schema name
+            if torch.is_tensor(t) and func.name().partition(".")[0] not in _VIEWS:
                 self.bytes += t.numel() * t.element_size()
         return out
 
@@ -155,7 +156,7 @@ def bench_fwht(device: torch.device, bs, reps: int) -> list[dict]:
         build = time.perf_counter() - start
         fns = {
             "fwht": lambda x=x: fwht(x),
-            "radix2": lambda x=x: _butterflies(x),
+            "radix2": lambda x=x: butterflies(x),
             "dense": lambda x=x, h=h: x @ h,
         }
         times = interleaved(fns, device, reps)
@@ -371,7 +372,7 @@ def bench_ens_throughput(device: torch.device, reps: int, settings=((50, 2, 7, 3
 # ---------------------------------------------- 4b. member chunks of a stack's forward pass
 def bench_member_chunks(reps: int) -> list[dict]:
     """Forward and backward of a stacked network over many points, on the CPU, in cache-sized
-    chunks of members (``MLP._member_chunks``, the default) against one pass over all of them
+    chunks of members (``MLP.member_chunks``, the default) against one pass over all of them
     (chunking turned off): the FullWH / EN-S shape of the spectrum experiment (45 members,
     1,024 points, n = 10, width 10) and HashWH b = 13 on the synthetic one (20 members, 8,192
     points, n = 25, width 2)."""
@@ -394,7 +395,7 @@ def bench_member_chunks(reps: int) -> list[dict]:
 
             return run
 
-        chunks = len(model._member_chunks(x))
+        chunks = len(model.member_chunks(x))
         times = interleaved(
             {"chunked": pass_with(models.CPU_CHUNK_ELEMENTS), "one": pass_with(2**62)},
             device, reps,
@@ -418,13 +419,13 @@ def spectrum_job():
     """The spectrum-evolution job: g* on n = 10 (degree <= 5), train 200, validation the rest,
     and its per-epoch exact-spectrum callback."""
     from whcore.data.synthetic import random_sparse, sample_inputs
-    from whcore.pipeline.jobs.train import _spectrum_callback
+    from whcore.pipeline.jobs.train import spectrum_callback
 
     target = random_sparse(10, 10, 5, seed=0)
     x = sample_inputs(10, 2**10, 0)
     y = target(x)
     data = Data(x[:200], y[:200], x[200:], y[200:])
-    return data, lambda: _spectrum_callback(target, float(target.k))[0]
+    return data, lambda: spectrum_callback(target, float(target.k))[0]
 
 
 def entacmaea_job():
