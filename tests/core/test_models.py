@@ -87,10 +87,10 @@ def test_member_chunks_give_the_values_and_gradients_of_one_pass(per_chunk, bitw
     model = MLP(7, 3, seeds=list(range(7)))  # widest layer: 21 units
     x = torch.randint(0, 2, (7, 40, 7)).float()
     monkeypatch.setattr(models, "CPU_CHUNK_ELEMENTS", 2**40)
-    assert model._member_chunks(x) == [slice(None)]
+    assert model.member_chunks(x) == [slice(None)]
     whole, whole_grads = _forward_backward(model, x)
     monkeypatch.setattr(models, "CPU_CHUNK_ELEMENTS", per_chunk * 40 * 21)
-    chunks = model._member_chunks(x)
+    chunks = model.member_chunks(x)
     sizes = [len(range(7)[chunk]) for chunk in chunks]
     assert sum(sizes) == 7 and min(sizes) >= per_chunk and max(sizes) - min(sizes) <= 1
     assert [c.start for c in chunks] == [0, *[c.stop for c in chunks[:-1]]]  # in order

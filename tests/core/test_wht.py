@@ -73,10 +73,10 @@ def test_cuda_matches_cpu():
 
 @pytest.mark.parametrize("m", [1, 6, 7, 8, 13, 14, 15, 16])
 def test_float32_kronecker_path_matches_butterflies(m):
-    from whcore.core.wht import _butterflies
+    from whcore.core.wht import butterflies
 
     x = torch.randn(2, 2**m, generator=torch.Generator().manual_seed(m))
-    ref = _butterflies(x.double())
+    ref = butterflies(x.double())
     assert torch.allclose(fwht(x).double(), ref, rtol=1e-5, atol=1e-5 * 2 ** (m / 2))
     x.requires_grad_(True)
     fwht(x, normalize=True).mul(ref.float()).sum().backward()  # adjoint = same transform

@@ -82,18 +82,19 @@ class MLP(nn.Module):
             )
         single = x.dim() == 2
         h = x.unsqueeze(0).expand(self.n_members, -1, -1) if single else x
-        chunks = self._member_chunks(h)
+        chunks = self.member_chunks(h)
         if len(chunks) == 1:
             out = self._layers(h, None)
         else:
             out = torch.cat([self._layers(h[chunk], chunk) for chunk in chunks])
         return out.squeeze(0) if single and self.n_members == 1 else out
 
-    def _member_chunks(self, h: torch.Tensor) -> list[slice]:
-        """Consecutive groups of members whose activations on ``h``'s points fit the cache
-        (CPU_CHUNK_ELEMENTS), as nearly equal in size as possible; one group off the CPU. Each
-        member's arithmetic is that of one pass over all of them, up to float rounding (BLAS
-        may block a product of fewer matrices differently)."""
+    def member_chunks(self, h: torch.Tensor) -> list[slice]:
+        """Consecutive groups of members whose activations on ``h``'s points (shape (S, N, n),
+        one block per member) fit the cache (CPU_CHUNK_ELEMENTS), as nearly equal in size as
+        possible; one group off the CPU. ``forward`` runs one pass per group. Each member's
+        arithmetic is that of one pass over all of them, up to float rounding (BLAS may block
+        a product of fewer matrices differently)."""
         per_member = h.shape[1] * max(self.sizes)
         if h.device.type != "cpu" or per_member * self.n_members <= CPU_CHUNK_ELEMENTS:
             return [slice(None)]

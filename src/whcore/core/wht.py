@@ -14,6 +14,7 @@ import torch
 
 __all__ = [
     "fwht",
+    "butterflies",
     "hadamard_matrix",
     "all_inputs",
     "int_to_bits",
@@ -31,8 +32,13 @@ def log2_length(length: int) -> int:
     return length.bit_length() - 1
 
 
-def _butterflies(x: torch.Tensor) -> torch.Tensor:
-    """Unnormalized H_m x over the last dimension, m radix-2 butterfly passes of O(2^m) each."""
+def butterflies(x: torch.Tensor) -> torch.Tensor:
+    """Unnormalized H_m x over the last dimension, m radix-2 butterfly passes of O(2^m) each.
+
+    The textbook radix-2 transform: what ``fwht`` runs in float64 (its sums cancel exactly),
+    and the yardstick its float32 path (products of small Hadamard factors) is measured
+    against. Any batch shape; the last dimension must have length 2^m.
+    """
     shape = x.shape
     length = shape[-1]
     m = log2_length(length)
@@ -116,7 +122,7 @@ def fwht(x: torch.Tensor, normalize: bool = False) -> torch.Tensor:
     ``normalize=False`` gives ``H_m x``; ``normalize=True`` the orthonormal ``2^{-m/2} H_m x``.
     O(2^m) extra memory per row, differentiable, CPU or CUDA. In float32 (training) a product
     of small Hadamard factors (radix-2^k butterflies with k <= 7, see ``_kronecker``), in
-    float64 the radix-2 butterflies (``_butterflies``, O(m 2^m)); on CUDA the fused
+    float64 the radix-2 butterflies (``butterflies``, O(m 2^m)); on CUDA the fused
     kernel of the ``fast_hadamard_transform`` package is used when it is installed (float32/16,
     m <= 15; ``WHCORE_FWHT=torch`` turns it off).
     """
@@ -136,7 +142,7 @@ def fwht(x: torch.Tensor, normalize: bool = False) -> torch.Tensor:
     # incoming gradient (H is symmetric), with no custom Function's per-call overhead.
     # float64 (exact spectra, SPRIGHT, analysis) keeps the radix-2 butterflies: their sums
     # cancel exactly where the BLAS blocks of the Kronecker products leave 1e-17 residues.
-    y = _butterflies(x) if x.dtype == torch.float64 else _kronecker(x)
+    y = butterflies(x) if x.dtype == torch.float64 else _kronecker(x)
     return y * scale if scale != 1.0 else y
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "Training",
     "configuration_file",
     "run_job",
+    "spectrum_callback",
     "training_defaults",
 ]
 
@@ -225,10 +226,14 @@ class ConfigurationResult:
     spectra: pd.DataFrame | None
 
 
-def _spectrum_callback(target: SparseTarget, scale: float):
+def spectrum_callback(target: SparseTarget, scale: float):
     """Per-epoch exact spectral metrics; spectra are rescaled by ``scale`` (k in the paper,
     so that unit target amplitudes read 1). Also keeps every member's spectrum per epoch, keyed
-    by (configuration, seed, epoch), for the heatmaps."""
+    by (configuration, seed, epoch), for the heatmaps.
+
+    Returns ``(callback, spectra)``: the callback that ``train`` / ``train_grid`` call after
+    every epoch (``callback(model, epoch, members)`` -> the metrics of each member), and the
+    dict it fills."""
     from ...core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metrics
 
     n = target.n
@@ -283,7 +288,7 @@ def run_job(
     if spec.spectrum:
         if target is None:
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
-        callback, spectra = _spectrum_callback(target, scale=float(target.k))
+        callback, spectra = spectrum_callback(target, scale=float(target.k))
     if spec.data.folds is not None:  # a held-out fold of ProteinGym's protocol
         callback = _spearman_callback(data.x_test, data.y_test)
     grid = spec.grid
