@@ -169,7 +169,7 @@ def get(name: str) -> DatasetInfo:
     try:
         return REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(NAMES)}") from None
+        raise ValueError(f"unknown dataset {name!r}; choose one of {', '.join(REGISTRY)}") from None
 
 
 def paths(name: str, root: str | Path) -> tuple[Path, Path]:

@@ -49,7 +49,7 @@ def _cmd_describe(args) -> None:
 
 def _add_data_commands(sub) -> None:
     p = sub.add_parser("download", help="fetch a raw dataset file (mirror, then pinned URLs)")
-    p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
+    p.add_argument("dataset", choices=tuple(datasets.REGISTRY), help="which dataset")
     p.add_argument(
         "--out",
         required=True,
@@ -62,7 +62,7 @@ def _add_data_commands(sub) -> None:
     p.set_defaults(func=_cmd_download)
 
     p = sub.add_parser("binarize", help="raw file -> binary design matrix Parquet")
-    p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
+    p.add_argument("dataset", choices=tuple(datasets.REGISTRY), help="which dataset")
     p.add_argument("--raw", required=True, help="the raw file from `whcore download`")
     p.add_argument("--out", required=True, help=f"e.g. {Layout.data('<dataset>')}")
     p.add_argument(
@@ -73,7 +73,7 @@ def _add_data_commands(sub) -> None:
     p.set_defaults(func=_cmd_binarize)
 
     p = sub.add_parser("describe", help="shape, feature names, target summary and source")
-    p.add_argument("dataset", choices=datasets.NAMES, help="which dataset")
+    p.add_argument("dataset", choices=tuple(datasets.REGISTRY), help="which dataset")
     p.add_argument("--data", required=True, help="the binarized Parquet")
     p.set_defaults(func=_cmd_describe)
 

@@ -10,7 +10,7 @@ from ..jobs.figure import FigureSpec
 from .base import Plan
 from .config import protocol_datasets
 
-__all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_FIGURES", "add_reports", "aggregate_inputs"]
+__all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_TABLES", "add_reports", "aggregate_inputs"]
 
 # The tables the claims are checked against ("ablation": one table per ablation dataset).
 CLAIM_TABLES = {
@@ -22,14 +22,12 @@ CLAIM_TABLES = {
     "ablation": ("ablation",),
     "entacmaea_energy": ("entacmaea_energy",),
 }
-# The experiment whose tables each figure module draws.
-EXPERIMENT_OF_FIGURES = {
-    "spectrum": "spectrum",
-    "synthetic": "synthetic",
-    "real": "real",
-    "ablation": "ablation",
-    "entacmaea": "entacmaea_energy",
-    "protocol": "protocol",
+# The experiment writing each table: a figure is drawn where the experiments of its tables run.
+EXPERIMENT_OF_TABLES = {
+    name: experiment
+    for tables in (TABLES, CLAIM_TABLES)
+    for experiment, names in tables.items()
+    for name in names
 }
 
 
@@ -90,7 +88,7 @@ def add_reports(plan: Plan) -> None:
             _add_aggregation(plan, experiment)
     settings = figure_settings(plan.config)
     for figure_id, figure in FIGURES.items():
-        if not plan.enabled(EXPERIMENT_OF_FIGURES[figure.module]):
+        if not all(plan.enabled(EXPERIMENT_OF_TABLES[name]) for name in figure.tables):
             continue
         stem = plan.layout.figure_stem(figure_id)
         spec = {"figure": figure_id, "settings": settings, "outputs": {"stem": stem}}

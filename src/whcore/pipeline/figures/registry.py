@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,21 +17,26 @@ __all__ = ["DATASET_FIGURES", "FIGURES", "PAPER_FIGURES", "Figure", "draw_figure
 @dataclass(frozen=True)
 class Figure:
     tables: tuple[str, ...]  # names under results/tables/ ("ablation", "protocol": one per dataset)
-    module: str  # module of whcore.pipeline.figures holding the function
+    module: str  # module of whcore.pipeline.figures holding the function, or a dotted module name
     function: str
     kwargs: dict = field(default_factory=dict)
     caption: str = ""
 
     @property
+    def module_name(self) -> str:
+        """The plotting module's import name."""
+        return self.module if "." in self.module else f"{__package__}.{self.module}"
+
+    @property
     def source(self) -> Path:
-        """The plotting module's file."""
-        return Path(__file__).with_name(f"{self.module}.py")
+        """The plotting module's file (found without importing the module)."""
+        return Path(importlib.util.find_spec(self.module_name).origin)
 
     @property
     def code(self) -> str:
-        """The digest of the plotting code (the module and style.py): a rule param, so that a
-        figure reruns when its code changes, and not when the checkout moves."""
-        files = (self.source, self.source.with_name("style.py"))
+        """The digest of the plotting code (the module and the figures' style.py): a rule
+        param, so that a figure reruns when its code changes, and not when the checkout moves."""
+        files = (self.source, Path(__file__).with_name("style.py"))
         return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()
 
 
@@ -195,7 +201,7 @@ def draw_figure(figure_id: str, tables: dict, settings: dict):
     from .style import NothingToShow, mark_run, note_figure
 
     fig = FIGURES[figure_id]
-    module = importlib.import_module(f"whcore.pipeline.figures.{fig.module}")
+    module = importlib.import_module(fig.module_name)
     try:
         drawn = getattr(module, fig.function)(tables, settings, **fig.kwargs)
     except NothingToShow as reason:
