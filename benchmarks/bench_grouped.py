@@ -93,10 +93,23 @@ def run(spec: dict, folder: Path, device: str) -> float:
     start = time.perf_counter()
     subprocess.run(
         # `whcore train` by this interpreter: the same install whatever PATH holds
-        [sys.executable, "-m", "whcore.pipeline.cli", "train", "--spec", str(path),
-         "--device", device, "--threads", "1", "--log-every", "0"],
-        check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "whcore.pipeline.cli",
+            "train",
+            "--spec",
+            str(path),
+            "--device",
+            device,
+            "--threads",
+            "1",
+            "--log-every",
+            "0",
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -157,14 +170,19 @@ def bench(experiment: str, epochs: int, device: str, tmp: Path, methods=()):
         difference = max(abs(together[k] - alone[k]) / alone[k] for k in alone)
         tag = Path(spec["outputs"]["records"]).parent.name
         single_rate = arithmetic_rate(singles[0], device)
-        per_group.append({
-            "group": f"{spec['method']}/{tag}", "configurations": len(spec["grid"]),
-            "one_per_job_s": round(singles_s, 1), "grouped_s": round(group_s, 1),
-            "speedup": round(singles_s / group_s, 2), "best_val_mse_rel_difference": difference,
-            "single_gflops": round(single_rate / 1e9, 1),
-            "grouped_gflops": round(arithmetic_rate(spec, device) / 1e9, 1),
-            "arithmetic_bound": round(gemm / single_rate, 2),
-        })  # fmt: skip
+        per_group.append(
+            {
+                "group": f"{spec['method']}/{tag}",
+                "configurations": len(spec["grid"]),
+                "one_per_job_s": round(singles_s, 1),
+                "grouped_s": round(group_s, 1),
+                "speedup": round(singles_s / group_s, 2),
+                "best_val_mse_rel_difference": difference,
+                "single_gflops": round(single_rate / 1e9, 1),
+                "grouped_gflops": round(arithmetic_rate(spec, device) / 1e9, 1),
+                "arithmetic_bound": round(gemm / single_rate, 2),
+            }
+        )
         print(json.dumps(per_group[-1]), flush=True)
         single_s = sum(row["one_per_job_s"] for row in per_group)
         grouped_s = sum(row["grouped_s"] for row in per_group)

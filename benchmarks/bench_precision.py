@@ -51,9 +51,10 @@ def main() -> None:
     contract, tmp, rows = paper_contract(), Path(tempfile.mkdtemp(prefix="bench_prec_")), []
     for experiment, b in GROUPS.items():
         (spec,) = [
-            s for s in cell_jobs(contract, experiment, args.epochs, tmp, ["hashwh"])
+            s
+            for s in cell_jobs(contract, experiment, args.epochs, tmp, ["hashwh"])
             if s["grid"][0]["b"] == b
-        ]  # fmt: skip
+        ]
         warm_up = copy.deepcopy(spec)
         warm_up["training"]["epochs"] = 1  # allocator, kernels, BLAS handles: not in the times
         run_job(TrainSpec.from_dict(warm_up), args.device, log=lambda msg: None)
@@ -67,13 +68,22 @@ def main() -> None:
             )
             seconds = time.perf_counter() - start
             fp32 = scores["fp32"]
-            rows.append({
-                "experiment": experiment, "cell": CELLS[experiment], "b": b,
-                "device": args.device, "precision": precision, "epochs": args.epochs,
-                "networks": len(scores[precision]), "seconds": round(seconds, 2),
-                "mean_test_r2": sum(scores[precision]) / len(scores[precision]),
-                "largest_change_vs_fp32": max(abs(a - f) for a, f in zip(scores[precision], fp32)),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "experiment": experiment,
+                    "cell": CELLS[experiment],
+                    "b": b,
+                    "device": args.device,
+                    "precision": precision,
+                    "epochs": args.epochs,
+                    "networks": len(scores[precision]),
+                    "seconds": round(seconds, 2),
+                    "mean_test_r2": sum(scores[precision]) / len(scores[precision]),
+                    "largest_change_vs_fp32": max(
+                        abs(a - f) for a, f in zip(scores[precision], fp32)
+                    ),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
             if args.out:  # after every row: a run cut short keeps what it measured
                 Path(args.out).write_text(json.dumps(rows, indent=1))

@@ -71,8 +71,10 @@ def score_draws(table, draws: int, network_draws: int) -> dict:
                     predictions, "hashwh", "standard"
                 )
     out["rows"] = predictions.attrs
-    out["paired_onehot_minus_ridge"] = {"draw_0": first, "range": [min(differences),
-                                                                   max(differences)]}  # fmt: skip
+    out["paired_onehot_minus_ridge"] = {
+        "draw_0": first,
+        "range": [min(differences), max(differences)],
+    }
     return out
 
 
@@ -91,15 +93,21 @@ def line(assay: str, method: str, scores: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=20)
-    parser.add_argument("--network-draws", type=int, default=3,
-                        help="draws on which the networks are scored too (the first ones)")  # fmt: skip
+    parser.add_argument(
+        "--network-draws",
+        type=int,
+        default=3,
+        help="draws on which the networks are scored too (the first ones)",
+    )
     parser.add_argument(
         "--mirror", default=os.environ.get("WHCORE_DATA_MIRROR", "../shared/datasets/raw")
     )
     args = parser.parse_args()
     results = {}
-    print("| assay | method | pooled Spearman, median [min, max] over draws | per-fold mean "
-          "| MSE | R^2 | failed folds | leaderboard |")  # fmt: skip
+    print(
+        "| assay | method | pooled Spearman, median [min, max] over draws | per-fold mean "
+        "| MSE | R^2 | failed folds | leaderboard |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for assay, (build, raw) in ASSAYS.items():
         table = build(Path(args.mirror) / raw)
@@ -111,19 +119,32 @@ def main() -> None:
     for assay, result in results.items():
         difference, low, high = result["paired_onehot_minus_ridge"]["draw_0"]
         spread = result["paired_onehot_minus_ridge"]["range"]
-        print(f"{assay}: One-Hot - ridge pooled Spearman {difference:+.3f} (draw 0, 95% paired "
-              f"bootstrap over rows [{low:+.3f}, {high:+.3f}]; over draws "
-              f"[{spread[0]:+.3f}, {spread[1]:+.3f}]); rows {result['rows']}; "
-              f"{result['seconds']:.0f}s")  # fmt: skip
+        print(
+            f"{assay}: One-Hot - ridge pooled Spearman {difference:+.3f} (draw 0, 95% paired "
+            f"bootstrap over rows [{low:+.3f}, {high:+.3f}]; over draws "
+            f"[{spread[0]:+.3f}, {spread[1]:+.3f}]); rows {result['rows']}; "
+            f"{result['seconds']:.0f}s"
+        )
         if "paired_hashwh_minus_standard" in result:
             difference, low, high = result["paired_hashwh_minus_standard"]
-            print(f"{assay}: HashWH - standard pooled Spearman {difference:+.3f} (draw 0, 95% "
-                  f"paired bootstrap over rows [{low:+.3f}, {high:+.3f}])")  # fmt: skip
+            print(
+                f"{assay}: HashWH - standard pooled Spearman {difference:+.3f} (draw 0, 95% "
+                f"paired bootstrap over rows [{low:+.3f}, {high:+.3f}])"
+            )
     out = Path(__file__).parent / "results" / "leaderboard.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"draws": args.draws, "network_draws": args.network_draws,
-                               "leaderboard": LEADERBOARD, **results},
-                              indent=1, default=float))  # fmt: skip
+    out.write_text(
+        json.dumps(
+            {
+                "draws": args.draws,
+                "network_draws": args.network_draws,
+                "leaderboard": LEADERBOARD,
+                **results,
+            },
+            indent=1,
+            default=float,
+        )
+    )
 
 
 if __name__ == "__main__":

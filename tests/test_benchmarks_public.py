@@ -128,9 +128,11 @@ def problems(source: str, filename: str = "<source>") -> list[str]:
         value, path = bound[name], name
         for attribute in attributes:
             path += f".{attribute}"
-            value = member(value, attribute) if hasattr(value, "__path__") else (
-                getattr(value, attribute, MISSING)
-            )  # fmt: skip
+            value = (
+                member(value, attribute)
+                if hasattr(value, "__path__")
+                else (getattr(value, attribute, MISSING))
+            )
             if value is MISSING:
                 message = f"{filename}:{node.lineno}: {path} does not exist"
                 if message not in found:

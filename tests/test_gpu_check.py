@@ -40,8 +40,11 @@ def test_every_option_the_check_passes_exists():
     for name, options in calls:
         help_text = subprocess.run(
             [sys.executable, str(ROOT / name), "--help"],
-            capture_output=True, text=True, check=True, cwd=ROOT,
-        ).stdout  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout
         known = set(re.findall(r"--[a-z][a-z-]*", help_text))
         assert options and options <= known, f"{name}: {sorted(options - known)} unknown"
 

@@ -131,8 +131,16 @@ def hashwh_above_standard(tables, settings=None) -> list[Claim]:
     )
     gain = means["hashwh"] - means["standard"]
     test = "HashWH's mean test R^2 is above the standard network's in every cell."
-    return [Claim(TOY_CLAIM, "A toy.", test, "a recipe", HOLDS if (gain > 0).all() else FAILS,
-                  effect=f"smallest gain {gain.min():+.2f}")]  # fmt: skip
+    return [
+        Claim(
+            TOY_CLAIM,
+            "A toy.",
+            test,
+            "a recipe",
+            HOLDS if (gain > 0).all() else FAILS,
+            effect=f"smallest gain {gain.min():+.2f}",
+        )
+    ]
 
 
 @pytest.mark.parametrize(("gain", "verdict"), [(0.1, HOLDS), (-0.1, FAILS)])
@@ -192,8 +200,9 @@ class ZeroOutput(Regularizer):
 
 def test_a_method_is_validated_planned_and_trained(toys, tmp_path, monkeypatch):
     (toys / "regularizer.py").write_text(REGULARIZER_MODULE)
-    info = MethodInfo({"lam": float}, label="Zero output", per_member=("lam",),
-                      module="recipe_toys.regularizer")  # fmt: skip
+    info = MethodInfo(
+        {"lam": float}, label="Zero output", per_member=("lam",), module="recipe_toys.regularizer"
+    )
     monkeypatch.setitem(METHOD_INFO, "zero_output", info)
     monkeypatch.setattr(regularizers, "METHODS", dict(regularizers.METHODS))
 
@@ -221,8 +230,9 @@ def test_a_method_is_validated_planned_and_trained(toys, tmp_path, monkeypatch):
     records = train_grid(data, "zero_output", [{"lam": 0.1}, {"lam": 1.0}], [0], training)
     trained = records[records["epoch"] > 0]
     assert trained.groupby("epoch")["zero_output_steps"].unique().map(list).to_dict() == {
-        1: [2], 2: [4]  # two steps an epoch, both members stacked in one model
-    }  # fmt: skip
+        1: [2],
+        2: [4],  # two steps an epoch, both members stacked in one model
+    }
 
 
 # --- a dataset of the registry --------------------------------------------------------------------
@@ -244,18 +254,33 @@ def toy_dataset(mirror: Path) -> DatasetInfo:
     frame.to_csv(raw, index=False)
     content = raw.read_bytes()
     return DatasetInfo(
-        "bits", "Six bits (a toy)", "Bits", "bits.csv", hashlib.sha256(content).hexdigest(),
-        len(content), (), parse_bits, n=6, rows=64, val_size=16, test_size=16,
-        source="a recipe's test", encoding="6 bits; y = a weighted sum and one interaction",
-    )  # fmt: skip
+        "bits",
+        "Six bits (a toy)",
+        "Bits",
+        "bits.csv",
+        hashlib.sha256(content).hexdigest(),
+        len(content),
+        (),
+        parse_bits,
+        n=6,
+        rows=64,
+        val_size=16,
+        test_size=16,
+        source="a recipe's test",
+        encoding="6 bits; y = a weighted sum and one interaction",
+    )
 
 
 def with_bits() -> dict:
     """The tiny configuration with the toy dataset in the real data and the ablation."""
     config = tiny_config()
     config["real"]["datasets"]["bits"] = {"train_sizes": [16], "val_size": 16, "test_size": 16}
-    config["ablation"]["datasets"]["bits"] = {"train_size": 32, "test_size": 16, "max_depth": 2,
-                                              "n_trees": 2}  # fmt: skip
+    config["ablation"]["datasets"]["bits"] = {
+        "train_size": 32,
+        "test_size": 16,
+        "max_depth": 2,
+        "n_trees": 2,
+    }
     return config
 
 

@@ -68,14 +68,18 @@ def bench_ens_throughput(device: torch.device, reps: int, settings=((50, 2, 7, 3
             )
             flops = 3 * 2 * macs
             row = {
-                "n": n, "c": c, "m": m, "d": d, "members": members,
+                "n": n,
+                "c": c,
+                "m": m,
+                "d": d,
+                "members": members,
                 "points": int(points.shape[1]),
                 "ens_step_s": med(times["ens"]),
                 "plain_s": med(times["plain"]),
                 "ens_tflops": flops / med(times["ens"]) / 1e12,
                 "plain_tflops": flops / med(times["plain"]) / 1e12,
                 "ens_over_plain_throughput": 1 / ratio(times, "ens", "plain"),
-            }  # fmt: skip
+            }
             rows.append(row)
             print(
                 f"ens step n={n} c={c} m={m} d={d} members={members}: {row['ens_step_s'] * 1e3:.2f}"

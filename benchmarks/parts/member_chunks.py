@@ -38,13 +38,21 @@ def bench_member_chunks(reps: int) -> list[dict]:
         chunks = len(model.member_chunks(x))
         times = interleaved(
             {"chunked": pass_with(models.CPU_CHUNK_ELEMENTS), "one": pass_with(2**62)},
-            device, reps,
-        )  # fmt: skip
-        rows.append({
-            "members": members, "points": points, "n": n, "c": c, "chunks": chunks,
-            "chunked_s": med(times["chunked"]), "one_pass_s": med(times["one"]),
-            "speedup": 1 / ratio(times, "chunked", "one"),
-        })  # fmt: skip
+            device,
+            reps,
+        )
+        rows.append(
+            {
+                "members": members,
+                "points": points,
+                "n": n,
+                "c": c,
+                "chunks": chunks,
+                "chunked_s": med(times["chunked"]),
+                "one_pass_s": med(times["one"]),
+                "speedup": 1 / ratio(times, "chunked", "one"),
+            }
+        )
         print(
             f"member chunks: {members} members x {points} points (n={n}, c={c}), {chunks} chunks:"
             f" {rows[-1]['chunked_s'] * 1e3:.1f} ms vs one pass {rows[-1]['one_pass_s'] * 1e3:.1f}"

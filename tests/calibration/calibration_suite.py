@@ -94,31 +94,47 @@ class Design:
 def designs(config: str) -> dict[str, Design]:
     """The design of every experiment of ``config/<config>.yaml``."""
     spec = yaml.safe_load((CONFIG_DIR / f"{config}.yaml").read_text())
-    spectrum, synthetic, real, ablation = (spec[k] for k in ("spectrum", "synthetic", "real",
-                                                                 "ablation"))  # fmt: skip
+    spectrum, synthetic, real, ablation = (
+        spec[k] for k in ("spectrum", "synthetic", "real", "ablation")
+    )
     real_rivals = [m for m in ("standard", "ens") if m in real["methods"]] + list(
         real.get("baselines", {})
     )
     return {
         "spectrum": Design(
-            config, "spectrum", spectrum["draws"], spectrum["data_seeds"], len(spectrum["seeds"]),
+            config,
+            "spectrum",
+            spectrum["draws"],
+            spectrum["data_seeds"],
+            len(spectrum["seeds"]),
             tuple(spectrum["train_sizes"]),
             tuple(m for m in ("fullwh", "ens") if m in spectrum["methods"]),
             tuple(spectrum["methods"]["hashwh"]["b"]),
         ),
         "synthetic": Design(
-            config, "synthetic", synthetic["draws"], synthetic["data_seeds"],
-            len(synthetic["seeds"]), tuple(itertools.product(synthetic["ns"], synthetic["cs"])),
+            config,
+            "synthetic",
+            synthetic["draws"],
+            synthetic["data_seeds"],
+            len(synthetic["seeds"]),
+            tuple(itertools.product(synthetic["ns"], synthetic["cs"])),
             tuple(m for m in ("ens",) if m in synthetic["methods"]),
             tuple(synthetic["methods"]["hashwh"]["b"]),
         ),
         "real": Design(
-            config, "real", real["data_seeds"], 1, len(real["seeds"]), (), tuple(real_rivals),
+            config,
+            "real",
+            real["data_seeds"],
+            1,
+            len(real["seeds"]),
+            (),
+            tuple(real_rivals),
             datasets=tuple((name, tuple(d["train_sizes"])) for name, d in real["datasets"].items()),
         ),
-        "ablation": Design(config, "ablation", ablation["repeats"], cells=tuple(
-            range(1, ablation["steps"] + 1))),
-    }  # fmt: skip
+        "ablation": Design(
+            config, "ablation", ablation["repeats"], cells=tuple(range(1, ablation["steps"] + 1))
+        ),
+    }
 
 
 # --- unit values ----------------------------------------------------------------------------------
@@ -128,10 +144,12 @@ def unit_sd(noise: float, design: Design, log: bool = False) -> float:
     """The SD of a unit's value (on the log scale for lognormal values): its unit noise and the
     mean of its data seeds' and training seeds' noise."""
     if log:
-        return math.sqrt(SIGMA**2 + LOG_WITHIN**2 / design.within
-                         + LOG_SEED**2 / (design.within * design.seeds))  # fmt: skip
-    return noise * math.sqrt(1 + WITHIN**2 / design.within
-                             + SEED_SHARE**2 / (design.within * design.seeds))  # fmt: skip
+        return math.sqrt(
+            SIGMA**2 + LOG_WITHIN**2 / design.within + LOG_SEED**2 / (design.within * design.seeds)
+        )
+    return noise * math.sqrt(
+        1 + WITHIN**2 / design.within + SEED_SHARE**2 / (design.within * design.seeds)
+    )
 
 
 def run_values(rng, design: Design, level, noise: float, log: bool = False) -> np.ndarray:
@@ -156,8 +174,14 @@ def run_values(rng, design: Design, level, noise: float, log: bool = False) -> n
 # A unit's noise per method, and per (method, column) where a threshold sets the scale: SAE and
 # energy shares stay positive (Gaussian, a few SDs from 0) so that a test on the log scale sees
 # about the same effect as one on the measure's own scale.
-SPECTRUM_NOISE = {"standard": 0.10, "fullwh": 0.03, "ens": 0.06, "hashwh": 0.03,
-                  ("fullwh", "sae_support"): 0.0008, ("standard", "energy_deg4"): 0.004}  # fmt: skip
+SPECTRUM_NOISE = {
+    "standard": 0.10,
+    "fullwh": 0.03,
+    "ens": 0.06,
+    "hashwh": 0.03,
+    ("fullwh", "sae_support"): 0.0008,
+    ("standard", "energy_deg4"): 0.004,
+}
 AMP, SAE, SAE_SUPPORT = 0.0, 1.0, 0.5  # base levels (amplitudes stay below 1: |amp - 1| is linear)
 
 
@@ -188,8 +212,14 @@ def spectrum_table(rng, design: Design, levels: dict, log: bool = False) -> dict
     column): level per train size}): each column at its level plus noise; energy of degrees 1-2 fixed at 1 and degree 5's
     equal to degree 4's, so the high-degree share is energy_deg4."""
     methods = spectrum_variants(design)
-    keys = list(itertools.product(design.cells, [f"draw{i}" for i in range(design.units)],
-                                  range(design.within), range(design.seeds)))  # fmt: skip
+    keys = list(
+        itertools.product(
+            design.cells,
+            [f"draw{i}" for i in range(design.units)],
+            range(design.within),
+            range(design.seeds),
+        )
+    )
     frame = pd.DataFrame(keys, columns=["train_size", "dataset", "data_seed", "seed"])
     selected, epochs = [], []
     for variant, (method, b) in methods.items():
@@ -205,8 +235,10 @@ def spectrum_table(rng, design: Design, levels: dict, log: bool = False) -> dict
         if "energy_deg4" in columns:
             columns.update(energy_deg5=columns["energy_deg4"], energy_deg1=1.0, energy_deg2=1.0)
         epochs.append(runs.assign(epoch=1, **columns))
-    return {"spectrum_selected": pd.concat(selected, ignore_index=True),
-            "spectrum_epochs": pd.concat(epochs, ignore_index=True)}  # fmt: skip
+    return {
+        "spectrum_selected": pd.concat(selected, ignore_index=True),
+        "spectrum_epochs": pd.concat(epochs, ignore_index=True),
+    }
 
 
 def spectrum_sd(design: Design, a: str, b: str | None = None, log=False, column="") -> float:
@@ -239,9 +271,10 @@ def lower_full_sae_levels(design, shift, log):
 
 
 def fullwh_support_levels(design, shift, log):
-    return {("fullwh", "sae_support"):
-            _base(log, PERFECT) - shift * spectrum_sd(design, "fullwh", None, log,
-                                                      "sae_support")}  # fmt: skip
+    return {
+        ("fullwh", "sae_support"): _base(log, PERFECT)
+        - shift * spectrum_sd(design, "fullwh", None, log, "sae_support")
+    }
 
 
 def sae_with_b_levels(design, shift, log):
@@ -272,8 +305,10 @@ def full_above_support_levels(design, shift, log):
         return np.hypot(*(spectrum_sd(design, v, column=c) for c in ("sae_full", "sae_support")))
 
     own = shift[:, -1] * gap_sd("standard")
-    out = {("standard", "sae_support"): np.full(sizes, SAE_SUPPORT),
-           ("standard", "sae_full"): SAE_SUPPORT + own}  # fmt: skip
+    out = {
+        ("standard", "sae_support"): np.full(sizes, SAE_SUPPORT),
+        ("standard", "sae_full"): SAE_SUPPORT + own,
+    }
     for j, v in enumerate(regularized(design)):
         difference_sd = np.hypot(gap_sd(v), gap_sd("standard"))
         out[(v, "sae_support")] = np.full(sizes, SAE_SUPPORT)
@@ -282,9 +317,10 @@ def full_above_support_levels(design, shift, log):
 
 
 def energy_levels(design, shift, log):
-    return {("standard", "energy_deg4"):
-            _base(log, ESSENTIALLY_ZERO) - shift * spectrum_sd(design, "standard", None, log,
-                                                               "energy_deg4")}  # fmt: skip
+    return {
+        ("standard", "energy_deg4"): _base(log, ESSENTIALLY_ZERO)
+        - shift * spectrum_sd(design, "standard", None, log, "energy_deg4")
+    }
 
 
 def tractable_rivals(design):
@@ -326,8 +362,14 @@ def learned_first_table(rng, design, shift, log=False):
     """The standard network's amplitude per degree: 0 until the run's learning epoch, then 1.
     Degree 1 is learned at LEARN_AT; degree d (cells: train size x degree 2-5) ``shift`` SDs of
     a unit's difference later; an epoch is a unit's noise plus its runs' (TIME_NOISE each)."""
-    keys = list(itertools.product(design.cells, [f"draw{i}" for i in range(design.units)],
-                                  range(design.within), range(design.seeds)))  # fmt: skip
+    keys = list(
+        itertools.product(
+            design.cells,
+            [f"draw{i}" for i in range(design.units)],
+            range(design.within),
+            range(design.seeds),
+        )
+    )
     runs = pd.DataFrame(keys, columns=["train_size", "dataset", "data_seed", "seed"])
     sd = np.sqrt(2) * unit_sd(TIME_NOISE, design)
     epoch = np.arange(1, CURVE_EPOCHS + 1)
@@ -337,8 +379,9 @@ def learned_first_table(rng, design, shift, log=False):
         centre = run_values(rng, design, LEARN_AT + delay, TIME_NOISE).reshape(-1, 1)
         columns[f"amp_deg{d}"] = (epoch >= centre).astype(float).reshape(-1)
     long = runs.loc[runs.index.repeat(CURVE_EPOCHS)].reset_index(drop=True)
-    long = long.assign(epoch=np.tile(epoch, len(runs)), variant="standard", method="standard",
-                       **columns)  # fmt: skip
+    long = long.assign(
+        epoch=np.tile(epoch, len(runs)), variant="standard", method="standard", **columns
+    )
     return {"spectrum_epochs": long}
 
 
@@ -359,8 +402,14 @@ def overfitting_table(rng, design, shift, log=False):
     The standard network rises by RISE x shift[size, degree, -1] / STRONG after its minimum;
     a HashWH b (cells: train size x degree x b) falls monotonically, or, where its shift is 0
     (the boundary), follows the standard network's curve."""
-    keys = list(itertools.product(design.cells, [f"draw{i}" for i in range(design.units)],
-                                  range(design.within), range(design.seeds)))  # fmt: skip
+    keys = list(
+        itertools.product(
+            design.cells,
+            [f"draw{i}" for i in range(design.units)],
+            range(design.within),
+            range(design.seeds),
+        )
+    )
     runs = pd.DataFrame(keys, columns=["train_size", "dataset", "data_seed", "seed"])
     t = np.arange(CURVE_EPOCHS) / CURVE_EPOCHS
     size_of = np.repeat(np.arange(len(design.cells)), len(keys) // len(design.cells))
@@ -378,8 +427,15 @@ def overfitting_table(rng, design, shift, log=False):
             columns[f"sae_deg{degree}"] = noisy.reshape(-1)
         long = runs.loc[runs.index.repeat(CURVE_EPOCHS)].reset_index(drop=True)
         method, b = spectrum_variants(design)[variant]
-        frames.append(long.assign(epoch=np.tile(np.arange(1, CURVE_EPOCHS + 1), len(runs)),
-                                  variant=variant, method=method, b=b, **columns))  # fmt: skip
+        frames.append(
+            long.assign(
+                epoch=np.tile(np.arange(1, CURVE_EPOCHS + 1), len(runs)),
+                variant=variant,
+                method=method,
+                b=b,
+                **columns,
+            )
+        )
     return {"spectrum_epochs": pd.concat(frames, ignore_index=True)}
 
 
@@ -404,15 +460,23 @@ def synthetic_variants(design):
 
 def synthetic_table(rng, design, levels, log=False):
     """synthetic_selected of the variants in ``levels`` ({variant: test R^2 per (n, c)})."""
-    keys = [(n, c, draw, ds, s) for (n, c) in design.cells for draw in range(design.units)
-            for ds in range(design.within) for s in range(design.seeds)]  # fmt: skip
+    keys = [
+        (n, c, draw, ds, s)
+        for (n, c) in design.cells
+        for draw in range(design.units)
+        for ds in range(design.within)
+        for s in range(design.seeds)
+    ]
     frame = pd.DataFrame(keys, columns=["n", "c", "draw", "data_seed", "seed"])
     frames = []
     for variant, level in levels.items():
         method, b = synthetic_variants(design)[variant]
         value = run_values(rng, design, level, SYNTHETIC_NOISE[method]).reshape(-1)
-        frames.append(frame.assign(variant=variant, method=method, b=b, test_r2=value,
-                                   val_r2=value, diverged=False))  # fmt: skip
+        frames.append(
+            frame.assign(
+                variant=variant, method=method, b=b, test_r2=value, val_r2=value, diverged=False
+            )
+        )
     return {"synthetic_selected": pd.concat(frames, ignore_index=True)}
 
 
@@ -455,8 +519,14 @@ def larger_b_levels(design, shift, log):
 
 # --- the real data --------------------------------------------------------------------------------
 
-REAL_NOISE = {"hashwh": 0.03, "standard": 0.06, "ens": 0.05, "lasso": 0.02, "rf": 0.04,
-              "xgboost": 0.05}  # fmt: skip
+REAL_NOISE = {
+    "hashwh": 0.03,
+    "standard": 0.06,
+    "ens": 0.05,
+    "lasso": 0.02,
+    "rf": 0.04,
+    "xgboost": 0.05,
+}
 NETWORKS = ("hashwh", "standard", "ens")
 
 
@@ -473,14 +543,23 @@ def real_table(rng, design, levels, log=False):
     for method, level in levels.items():
         seeds = design.seeds if method in NETWORKS else 1
         values = run_values(rng, replace_seeds(design, seeds), level, REAL_NOISE[method])
-        keys = [(name, size, unit, seed if method in NETWORKS else -1)
-                for name, size in cells for unit in range(design.units)
-                for seed in range(seeds)]  # fmt: skip
+        keys = [
+            (name, size, unit, seed if method in NETWORKS else -1)
+            for name, size in cells
+            for unit in range(design.units)
+            for seed in range(seeds)
+        ]
         frame = pd.DataFrame(keys, columns=["dataset", "train_size", "data_seed", "seed"])
-        frames.append(frame.assign(variant=method, method=method,
-                                   b=7.0 if method == "hashwh" else np.nan,
-                                   test_r2=values.reshape(-1), val_r2=values.reshape(-1),
-                                   diverged=False))  # fmt: skip
+        frames.append(
+            frame.assign(
+                variant=method,
+                method=method,
+                b=7.0 if method == "hashwh" else np.nan,
+                test_r2=values.reshape(-1),
+                val_r2=values.reshape(-1),
+                diverged=False,
+            )
+        )
     return {"real_selected": pd.concat(frames, ignore_index=True)}
 
 
@@ -489,8 +568,10 @@ def replace_seeds(design, seeds):
 
 
 def real_sd(design, method):
-    sd = {m: unit_sd(REAL_NOISE[m], replace_seeds(design, design.seeds if m in NETWORKS else 1))
-          for m in ("hashwh", method)}  # fmt: skip
+    sd = {
+        m: unit_sd(REAL_NOISE[m], replace_seeds(design, design.seeds if m in NETWORKS else 1))
+        for m in ("hashwh", method)
+    }
     return float(np.hypot(sd["hashwh"], sd[method]))
 
 
@@ -506,8 +587,11 @@ def low_data_levels(design, shift, log):
     """Per dataset (cells): HashWH's gain over the standard network at its smallest train size
     ``shift`` SDs of the difference of two sizes' mean gains above its gain elsewhere (0)."""
     sd = np.sqrt(2) * real_sd(design, "standard")
-    gain = [shift[i] * sd if size == min(sizes) else 0.0
-            for i, (_, sizes) in enumerate(design.datasets) for size in sizes]  # fmt: skip
+    gain = [
+        shift[i] * sd if size == min(sizes) else 0.0
+        for i, (_, sizes) in enumerate(design.datasets)
+        for size in sizes
+    ]
     cells = len(real_cells(design))
     return {"hashwh": R2 + np.array(gain), "standard": np.full(cells, R2)}
 
@@ -528,8 +612,17 @@ def ablation_table(rng, design, shift, log=False):
         for step in [0, *steps]:
             for order in ("amplitude", "degree"):
                 value = 0.9 - 0.01 * step + (gap if order == "amplitude" and step else 0.0)
-                rows.append({"seed": seed, "step": step, "order": order, "removed": step,
-                             "kept": 100 - step, "test_r2": value, "forest_test_r2": 0.9})  # fmt: skip
+                rows.append(
+                    {
+                        "seed": seed,
+                        "step": step,
+                        "order": order,
+                        "removed": step,
+                        "kept": 100 - step,
+                        "test_r2": value,
+                        "forest_test_r2": 0.9,
+                    }
+                )
     return {"ablation_sim": pd.DataFrame(rows)}
 
 
@@ -596,46 +689,103 @@ def spectrum_cases() -> list[Case]:
         case
         for log in (False, True)
         for case in (
-            Case("spectrum_lower_full_sae", "spectrum", _sizes_hashes,
-                 _spectrum_case(lower_full_sae_levels), _spectrum_eval, log=log),
-            Case("spectrum_fullwh_learns_support", "spectrum", lambda d: (len(d.cells),),
-                 _spectrum_case(fullwh_support_levels), _spectrum_eval, log=log,
-                 needs=_needs_variant("fullwh")),
-            Case("spectrum_standard_high_degree_energy_zero", "spectrum",
-                 lambda d: (len(d.cells),), _spectrum_case(energy_levels), _spectrum_eval,
-                 log=log),
+            Case(
+                "spectrum_lower_full_sae",
+                "spectrum",
+                _sizes_hashes,
+                _spectrum_case(lower_full_sae_levels),
+                _spectrum_eval,
+                log=log,
+            ),
+            Case(
+                "spectrum_fullwh_learns_support",
+                "spectrum",
+                lambda d: (len(d.cells),),
+                _spectrum_case(fullwh_support_levels),
+                _spectrum_eval,
+                log=log,
+                needs=_needs_variant("fullwh"),
+            ),
+            Case(
+                "spectrum_standard_high_degree_energy_zero",
+                "spectrum",
+                lambda d: (len(d.cells),),
+                _spectrum_case(energy_levels),
+                _spectrum_eval,
+                log=log,
+            ),
         )
-    ]  # fmt: skip
+    ]
     return [
-        *(Case(f"spectrum_learns_degree{d}", "spectrum", _sizes_hashes,
-               _spectrum_case(learns_degree_levels(d)), _spectrum_eval) for d in (4, 5)),
-        Case("spectrum_regularized_better_any_size", "spectrum",
-             lambda d: (len(d.cells), len(regularized(d)), 2), _spectrum_case(regularized_levels),
-             _spectrum_eval),
-        Case("spectrum_standard_full_above_support", "spectrum",
-             lambda d: (len(d.cells), len(regularized(d)) + 1),
-             _spectrum_case(full_above_support_levels), _spectrum_eval),
+        *(
+            Case(
+                f"spectrum_learns_degree{d}",
+                "spectrum",
+                _sizes_hashes,
+                _spectrum_case(learns_degree_levels(d)),
+                _spectrum_eval,
+            )
+            for d in (4, 5)
+        ),
+        Case(
+            "spectrum_regularized_better_any_size",
+            "spectrum",
+            lambda d: (len(d.cells), len(regularized(d)), 2),
+            _spectrum_case(regularized_levels),
+            _spectrum_eval,
+        ),
+        Case(
+            "spectrum_standard_full_above_support",
+            "spectrum",
+            lambda d: (len(d.cells), len(regularized(d)) + 1),
+            _spectrum_case(full_above_support_levels),
+            _spectrum_eval,
+        ),
         # TOST: the cells at 0 pass only with their own power, so upper bound only.
-        Case("spectrum_standard_comparable_on_support", "spectrum",
-             lambda d: (len(comparable_design(d).cells), len(d.hashes)),
-             _spectrum_case(comparable_levels, comparable_design), _spectrum_eval, exact=False,
-             needs=lambda d: None if comparable_design(d).cells else "no train size 100 or 400"),
+        Case(
+            "spectrum_standard_comparable_on_support",
+            "spectrum",
+            lambda d: (len(comparable_design(d).cells), len(d.hashes)),
+            _spectrum_case(comparable_levels, comparable_design),
+            _spectrum_eval,
+            exact=False,
+            needs=lambda d: None if comparable_design(d).cells else "no train size 100 or 400",
+        ),
         # Epochs are whole numbers and the rise statistic is not Gaussian: upper bound only.
-        Case("spectrum_low_degrees_learned_first", "spectrum", lambda d: (len(d.cells), 4),
-             learned_first_table, lambda t, d: [learned_first_claim(t["spectrum_epochs"])],
-             exact=False),
-        Case("spectrum_standard_overfits_low_degrees", "spectrum",
-             lambda d: (len(d.cells), 2, len(d.hashes) + 1), overfitting_table,
-             overfitting_evaluate, exact=False,
-             needs=lambda d: None if d.seeds >= 2 else "fewer than two training seeds"),
-        Case("spectrum_sae_improves_with_b", "spectrum",
-             lambda d: (len(d.cells), len(d.hashes) - 1), _spectrum_case(sae_with_b_levels),
-             _spectrum_eval, needs=_needs_hashes(2)),
-        Case("spectrum_hashwh_best_tractable", "spectrum",
-             lambda d: (len(d.cells), 5, len(tractable_rivals(d))),
-             _spectrum_case(best_tractable_levels), _spectrum_eval),
+        Case(
+            "spectrum_low_degrees_learned_first",
+            "spectrum",
+            lambda d: (len(d.cells), 4),
+            learned_first_table,
+            lambda t, d: [learned_first_claim(t["spectrum_epochs"])],
+            exact=False,
+        ),
+        Case(
+            "spectrum_standard_overfits_low_degrees",
+            "spectrum",
+            lambda d: (len(d.cells), 2, len(d.hashes) + 1),
+            overfitting_table,
+            overfitting_evaluate,
+            exact=False,
+            needs=lambda d: None if d.seeds >= 2 else "fewer than two training seeds",
+        ),
+        Case(
+            "spectrum_sae_improves_with_b",
+            "spectrum",
+            lambda d: (len(d.cells), len(d.hashes) - 1),
+            _spectrum_case(sae_with_b_levels),
+            _spectrum_eval,
+            needs=_needs_hashes(2),
+        ),
+        Case(
+            "spectrum_hashwh_best_tractable",
+            "spectrum",
+            lambda d: (len(d.cells), 5, len(tractable_rivals(d))),
+            _spectrum_case(best_tractable_levels),
+            _spectrum_eval,
+        ),
         *skewed,
-    ]  # fmt: skip
+    ]
 
 
 def other_cases() -> list[Case]:
@@ -643,31 +793,73 @@ def other_cases() -> list[Case]:
         return (len(d.cells), len(d.hashes))
 
     return [
-        Case("synthetic_hashwh_beats_standard", "synthetic", syn_hashes,
-             _tables(synthetic_table, beats_levels("standard")),
-             lambda t, d: synthetic_claims(t)),
-        Case("synthetic_hashwh_beats_ens", "synthetic", syn_hashes,
-             _tables(synthetic_table, beats_levels("ens")), lambda t, d: synthetic_claims(t),
-             needs=_needs_variant("ens")),
+        Case(
+            "synthetic_hashwh_beats_standard",
+            "synthetic",
+            syn_hashes,
+            _tables(synthetic_table, beats_levels("standard")),
+            lambda t, d: synthetic_claims(t),
+        ),
+        Case(
+            "synthetic_hashwh_beats_ens",
+            "synthetic",
+            syn_hashes,
+            _tables(synthetic_table, beats_levels("ens")),
+            lambda t, d: synthetic_claims(t),
+            needs=_needs_variant("ens"),
+        ),
         # "No significant improvement" in nearly all cells (Holm): upper bound only.
-        Case("synthetic_ens_no_improvement", "synthetic", lambda d: (len(d.cells),),
-             _tables(synthetic_table, no_improvement_levels), lambda t, d: synthetic_claims(t),
-             exact=False, share=NEARLY_ALL, needs=_needs_variant("ens")),
-        Case("synthetic_larger_b_better", "synthetic", lambda d: (len(d.cells), len(d.hashes) - 1),
-             _tables(synthetic_table, larger_b_levels), lambda t, d: synthetic_claims(t),
-             share=NEARLY_ALL, needs=_needs_hashes(2)),
-        *(Case(f"real_hashwh_beats_{rival}", "real", lambda d: (len(real_cells(d)),),
-               _tables(real_table, real_beats_levels(rival)), lambda t, d: real_claims(t),
-               share=NEARLY_ALL, needs=_needs_variant(rival))
-          for rival in ("standard", "ens", "lasso", "rf", "xgboost")),
+        Case(
+            "synthetic_ens_no_improvement",
+            "synthetic",
+            lambda d: (len(d.cells),),
+            _tables(synthetic_table, no_improvement_levels),
+            lambda t, d: synthetic_claims(t),
+            exact=False,
+            share=NEARLY_ALL,
+            needs=_needs_variant("ens"),
+        ),
+        Case(
+            "synthetic_larger_b_better",
+            "synthetic",
+            lambda d: (len(d.cells), len(d.hashes) - 1),
+            _tables(synthetic_table, larger_b_levels),
+            lambda t, d: synthetic_claims(t),
+            share=NEARLY_ALL,
+            needs=_needs_hashes(2),
+        ),
+        *(
+            Case(
+                f"real_hashwh_beats_{rival}",
+                "real",
+                lambda d: (len(real_cells(d)),),
+                _tables(real_table, real_beats_levels(rival)),
+                lambda t, d: real_claims(t),
+                share=NEARLY_ALL,
+                needs=_needs_variant(rival),
+            )
+            for rival in ("standard", "ens", "lasso", "rf", "xgboost")
+        ),
         # Welch's test between two train sizes is approximate: upper bound only.
-        Case("real_gain_largest_low_data", "real", lambda d: (len(d.datasets),),
-             _tables(real_table, low_data_levels), lambda t, d: real_claims(t), exact=False,
-             needs=lambda d: None if all(len(s) > 1 for _, s in d.datasets)
-             else "a dataset with one train size"),
-        Case("ablation_amplitude_beats_degree_sim", "ablation", lambda d: (1,), ablation_table,
-             lambda t, d: ablation_claims(t)),
-    ]  # fmt: skip
+        Case(
+            "real_gain_largest_low_data",
+            "real",
+            lambda d: (len(d.datasets),),
+            _tables(real_table, low_data_levels),
+            lambda t, d: real_claims(t),
+            exact=False,
+            needs=lambda d: (
+                None if all(len(s) > 1 for _, s in d.datasets) else "a dataset with one train size"
+            ),
+        ),
+        Case(
+            "ablation_amplitude_beats_degree_sim",
+            "ablation",
+            lambda d: (1,),
+            ablation_table,
+            lambda t, d: ablation_claims(t),
+        ),
+    ]
 
 
 def cases() -> list[Case]:
@@ -698,8 +890,10 @@ def boundary_shift(case: Case, design: Design) -> np.ndarray:
 def without_units_needed():
     """The engine without its "units needed" lines: a power simulation per undecided claim,
     more than half of an evaluation's time, that no verdict reads."""
-    modules = [importlib.import_module(f"whcore.pipeline.claims.{name}")
-               for name in ("stats", "dynamics", "synthetic")]  # fmt: skip
+    modules = [
+        importlib.import_module(f"whcore.pipeline.claims.{name}")
+        for name in ("stats", "dynamics", "synthetic")
+    ]
     saved = {m: m.needed_line for m in modules if hasattr(m, "needed_line")}
     for module in saved:
         module.needed_line = lambda *args, **kwargs: ""
@@ -762,8 +956,9 @@ def bound_z(checks: int) -> float:
     return max(2.0, float(norm.isf(FAMILY_ERROR / (2 * checks))))
 
 
-def bound_failure(rate: float, reps: int, exact: bool, alpha: float = ALPHA,
-                  checks: int = 1) -> str | None:  # fmt: skip
+def bound_failure(
+    rate: float, reps: int, exact: bool, alpha: float = ALPHA, checks: int = 1
+) -> str | None:
     """Why a false-"holds" ``rate`` over ``reps`` replications fails its bound, else None: above
     alpha + z SE, or for an exact test below alpha - z SE (over-conservative). z is 2 for one
     check; a suite of ``checks`` checks widens it so that a correct engine fails any of them
@@ -803,6 +998,8 @@ def table_lines(rows: list[dict], alpha: float = ALPHA, checks: int = 1) -> list
         low = f"{max(0.0, alpha - z * se):.1%}" if row["case"].exact else "0"
         power = f"{row['power']:.1%} ({row['power_se']:.1%})" if "power" in row else ""
         check = "pass" if not check_rates([row], alpha, checks) else "FAIL"
-        lines.append(f"{start} {row['rate']:.1%} ({row['se']:.1%}) | {low} to "
-                     f"{alpha + z * se:.1%} | {power} | {check} |")  # fmt: skip
+        lines.append(
+            f"{start} {row['rate']:.1%} ({row['se']:.1%}) | {low} to "
+            f"{alpha + z * se:.1%} | {power} | {check} |"
+        )
     return lines

@@ -51,15 +51,34 @@ SPECTRUM_VARIANTS = {
     "hashwh_b7": ("hashwh", 7.0),
     "hashwh_b8": ("hashwh", 8.0),
 }
-SPECTRUM_NOISE = {"standard": 0.10, "fullwh": 0.03, "ens": 0.06, "hashwh_b5": 0.05,
-                  "hashwh_b7": 0.04, "hashwh_b8": 0.03}  # fmt: skip
+SPECTRUM_NOISE = {
+    "standard": 0.10,
+    "fullwh": 0.03,
+    "ens": 0.06,
+    "hashwh_b5": 0.05,
+    "hashwh_b7": 0.04,
+    "hashwh_b8": 0.03,
+}
 SIZES = (100, 200)
 DRAWS, DATA_SEEDS, SEEDS = 6, 1, 2  # each unit its own g* draw (the unit of the claims)
-STATIC = ["amp_deg4", "amp_deg5", "sae_full", "sae_support",
-          *(f"sae_deg{d}" for d in range(1, 6)), "energy_deg4", "energy_deg5"]  # fmt: skip
-NULL_LEVELS = {"amp_deg4": 0.3, "amp_deg5": 0.3, "sae_full": 1.0, "sae_support": 0.5,
-               **{f"sae_deg{d}": 0.3 for d in range(1, 6)}, "energy_deg4": 0.05,
-               "energy_deg5": 0.05}  # fmt: skip
+STATIC = [
+    "amp_deg4",
+    "amp_deg5",
+    "sae_full",
+    "sae_support",
+    *(f"sae_deg{d}" for d in range(1, 6)),
+    "energy_deg4",
+    "energy_deg5",
+]
+NULL_LEVELS = {
+    "amp_deg4": 0.3,
+    "amp_deg5": 0.3,
+    "sae_full": 1.0,
+    "sae_support": 0.5,
+    **{f"sae_deg{d}": 0.3 for d in range(1, 6)},
+    "energy_deg4": 0.05,
+    "energy_deg5": 0.05,
+}
 
 
 def spectrum_levels(**changes) -> dict[str, dict[str, float]]:
@@ -97,8 +116,10 @@ def spectrum_tables(rng, levels, epochs: int = 12, curves=None) -> dict[str, pd.
             for column, matrix in curves(rng, variant, runs, epochs + 1).items():
                 long[column] = matrix.reshape(-1)
         frames.append(long)
-    return {"spectrum_selected": pd.concat(selected, ignore_index=True),
-            "spectrum_epochs": pd.concat(frames, ignore_index=True)}  # fmt: skip
+    return {
+        "spectrum_selected": pd.concat(selected, ignore_index=True),
+        "spectrum_epochs": pd.concat(frames, ignore_index=True),
+    }
 
 
 def spectrum_noise(variant: str) -> float:
@@ -117,11 +138,20 @@ def spectrum_cells(levels, pairs, columns, sizes=SIZES) -> list[tuple[float, flo
 
 # --- the synthetic experiment ---------------------------------------------------------------------
 
-SYNTHETIC_VARIANTS = {"standard": ("standard", np.nan), "ens": ("ens", np.nan),
-                      "hashwh_b7": ("hashwh", 7.0), "hashwh_b10": ("hashwh", 10.0),
-                      "hashwh_b13": ("hashwh", 13.0)}  # fmt: skip
-SYNTHETIC_NOISE = {"standard": 0.08, "ens": 0.05, "hashwh_b7": 0.03, "hashwh_b10": 0.03,
-                   "hashwh_b13": 0.02}  # fmt: skip
+SYNTHETIC_VARIANTS = {
+    "standard": ("standard", np.nan),
+    "ens": ("ens", np.nan),
+    "hashwh_b7": ("hashwh", 7.0),
+    "hashwh_b10": ("hashwh", 10.0),
+    "hashwh_b13": ("hashwh", 13.0),
+}
+SYNTHETIC_NOISE = {
+    "standard": 0.08,
+    "ens": 0.05,
+    "hashwh_b7": 0.03,
+    "hashwh_b10": 0.03,
+    "hashwh_b13": 0.02,
+}
 CS = (1, 2, 3)
 
 
@@ -136,8 +166,11 @@ def synthetic_selected(rng, levels: dict[str, float], seeds: int = 1) -> dict:
         keys = [(*u, s) for u in units for s in range(seeds)]
         frame = pd.DataFrame(keys, columns=["n", "c", "draw", "data_seed", "seed"])
         value = np.repeat(unit_values, seeds) + rng.normal(0, SEED_NOISE, len(keys))
-        frames.append(frame.assign(variant=variant, method=method, b=b, test_r2=value,
-                                   val_r2=value, diverged=False))  # fmt: skip
+        frames.append(
+            frame.assign(
+                variant=variant, method=method, b=b, test_r2=value, val_r2=value, diverged=False
+            )
+        )
     return {"synthetic_selected": pd.concat(frames, ignore_index=True)}
 
 
@@ -164,8 +197,17 @@ def real_selected(rng, gains, units: int = REAL_UNITS) -> dict:
         unit_values = level + rng.normal(0, noise, len(keys))
         runs = [(*k, s if network else -1) for k in keys for s in range(seeds)]
         frame = pd.DataFrame(runs, columns=["dataset", "train_size", "data_seed", "seed"])
-        value = np.repeat(unit_values, seeds) + (rng.normal(0, SEED_NOISE, len(runs)) if network
-                                                 else 0.0)  # fmt: skip
-        frames.append(frame.assign(variant=variant, method=variant, b=7.0 if variant == "hashwh"
-                                   else np.nan, test_r2=value, val_r2=value, diverged=False))  # fmt: skip
+        value = np.repeat(unit_values, seeds) + (
+            rng.normal(0, SEED_NOISE, len(runs)) if network else 0.0
+        )
+        frames.append(
+            frame.assign(
+                variant=variant,
+                method=variant,
+                b=7.0 if variant == "hashwh" else np.nan,
+                test_r2=value,
+                val_r2=value,
+                diverged=False,
+            )
+        )
     return {"real_selected": pd.concat(frames, ignore_index=True)}

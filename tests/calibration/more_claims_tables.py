@@ -16,9 +16,14 @@ AMP_SD = 0.02  # a unit's learned amplitude around its level
 LOG_SD = 0.3  # a unit's log energy (or log time) around its level
 SEED_SD = 0.01  # a training seed around its unit (amplitudes; log scale for energies)
 DEGREES = range(1, 6)
-SPECTRUM_VARIANTS = {"standard": ("standard", np.nan), "fullwh": ("fullwh", np.nan),
-                     "ens": ("ens", np.nan), "hashwh_b5": ("hashwh", 5.0),
-                     "hashwh_b7": ("hashwh", 7.0), "hashwh_b8": ("hashwh", 8.0)}  # fmt: skip
+SPECTRUM_VARIANTS = {
+    "standard": ("standard", np.nan),
+    "fullwh": ("fullwh", np.nan),
+    "ens": ("ens", np.nan),
+    "hashwh_b5": ("hashwh", 5.0),
+    "hashwh_b7": ("hashwh", 7.0),
+    "hashwh_b8": ("hashwh", 8.0),
+}
 HASHED = ["hashwh_b5", "hashwh_b7", "hashwh_b8"]
 REGULARIZED = ["fullwh", "ens", *HASHED]
 SIZES = (100, 200)
@@ -56,8 +61,9 @@ def with_changes(levels, **changes) -> dict[str, dict]:
     return out
 
 
-def spectrum_tables(rng, levels, units: int = 6, seeds: int = 2, epochs: int = 24,
-                    amp_sd: float = AMP_SD) -> dict[str, pd.DataFrame]:  # fmt: skip
+def spectrum_tables(
+    rng, levels, units: int = 6, seeds: int = 2, epochs: int = 24, amp_sd: float = AMP_SD
+) -> dict[str, pd.DataFrame]:
     """spectrum_selected and spectrum_epochs: ``units`` g* draws (one data seed each) per train
     size. A degree's energy is its target amplitude squared plus its off-target energy; the
     off-target energy grows by exp(growth) after the middle of training, with its own unit
@@ -72,23 +78,32 @@ def spectrum_tables(rng, levels, units: int = 6, seeds: int = 2, epochs: int = 2
         values = {}
         for d in DEGREES:
             amp = _unit_draw(rng, [level_at(mine[f"amp{d}"], s) for s in sizes], amp_sd, seeds)
-            log_off = np.stack([_unit_draw(rng, [level_at(mine[f"energy{d}"], s) for s in sizes],
-                                           LOG_SD, seeds) for _ in range(2)], axis=1)  # fmt: skip
+            log_off = np.stack(
+                [
+                    _unit_draw(rng, [level_at(mine[f"energy{d}"], s) for s in sizes], LOG_SD, seeds)
+                    for _ in range(2)
+                ],
+                axis=1,
+            )
             growth = np.array([level_at(mine[f"growth{d}"], s) for s in sizes])
             log_off[:, 1] += growth
             off = np.exp(log_off[:, late.astype(int)])  # (runs, epochs): each half its own
             values[f"amp_deg{d}"] = np.repeat(amp[:, None], epochs + 1, axis=1)
             values[f"energy_deg{d}"] = values[f"amp_deg{d}"] ** 2 + off
         long = frame.loc[frame.index.repeat(epochs + 1)].reset_index(drop=True)
-        long = long.assign(variant=variant, method=method, b=b,
-                           epoch=np.tile(np.arange(epochs + 1), len(frame)))  # fmt: skip
+        long = long.assign(
+            variant=variant, method=method, b=b, epoch=np.tile(np.arange(epochs + 1), len(frame))
+        )
         for column, matrix in values.items():
             long[column] = matrix.reshape(-1)
         frames.append(long)
-        selected.append(frame.assign(variant=variant, method=method, b=b, best_epoch=1,
-                                     diverged=False))  # fmt: skip
-    return {"spectrum_selected": pd.concat(selected, ignore_index=True),
-            "spectrum_epochs": pd.concat(frames, ignore_index=True)}  # fmt: skip
+        selected.append(
+            frame.assign(variant=variant, method=method, b=b, best_epoch=1, diverged=False)
+        )
+    return {
+        "spectrum_selected": pd.concat(selected, ignore_index=True),
+        "spectrum_epochs": pd.concat(frames, ignore_index=True),
+    }
 
 
 def _unit_draw(rng, levels, sd: float, seeds: int) -> np.ndarray:
@@ -101,15 +116,20 @@ def _unit_draw(rng, levels, sd: float, seeds: int) -> np.ndarray:
 
 # --- the synthetic experiment ---------------------------------------------------------------------
 
-SYNTHETIC_VARIANTS = {"standard": ("standard", np.nan), "ens": ("ens", np.nan),
-                      "hashwh_b7": ("hashwh", 7.0), "hashwh_b10": ("hashwh", 10.0),
-                      "hashwh_b13": ("hashwh", 13.0)}  # fmt: skip
+SYNTHETIC_VARIANTS = {
+    "standard": ("standard", np.nan),
+    "ens": ("ens", np.nan),
+    "hashwh_b7": ("hashwh", 7.0),
+    "hashwh_b10": ("hashwh", 10.0),
+    "hashwh_b13": ("hashwh", 13.0),
+}
 R2_SD = 0.03  # a unit's test R^2 around its level
 CS = (1, 2, 3)
 
 
-def synthetic_selected(rng, r2, log_time, draws: int = 3, data_seeds: int = 3,
-                       timed: bool = True) -> dict:  # fmt: skip
+def synthetic_selected(
+    rng, r2, log_time, draws: int = 3, data_seeds: int = 3, timed: bool = True
+) -> dict:
     """synthetic_selected at n = 25, c = 1-3: per variant a test R^2 level and a log10
     training time level (``r2``, ``log_time``: {variant: level}, a level a number or a dict
     {(c, draw): number}), ``draws`` x ``data_seeds`` units per (n, c), one seed each."""
@@ -122,9 +142,18 @@ def synthetic_selected(rng, r2, log_time, draws: int = 3, data_seeds: int = 3,
         time = np.array([level_at(log_time[variant], cell) for cell in cells])
         value = value + rng.normal(0, R2_SD, len(frame))
         time = 10 ** (time + rng.normal(0, LOG_SD, len(frame)) / np.log(10))
-        frames.append(frame.assign(variant=variant, method=method, b=b, test_r2=value,
-                                   val_r2=value, train_time=time, timed_alone=timed,
-                                   diverged=False))  # fmt: skip
+        frames.append(
+            frame.assign(
+                variant=variant,
+                method=method,
+                b=b,
+                test_r2=value,
+                val_r2=value,
+                train_time=time,
+                timed_alone=timed,
+                diverged=False,
+            )
+        )
     return {"synthetic_selected": pd.concat(frames, ignore_index=True)}
 
 
@@ -149,8 +178,16 @@ def real_selected(rng, r2, log_time, units: int = 3) -> dict:
         time = np.array([level_at(log_time[method], s) for s in sizes])
         value = value + rng.normal(0, R2_SD, len(frame))
         time = 10 ** (time + rng.normal(0, LOG_SD, len(frame)) / np.log(10))
-        frames.append(frame.assign(variant=method, method=method,
-                                   b=7.0 if method == "hashwh" else np.nan, test_r2=value,
-                                   val_r2=value, train_time=time,
-                                   timed_alone=True if network else pd.NA, diverged=False))  # fmt: skip
+        frames.append(
+            frame.assign(
+                variant=method,
+                method=method,
+                b=7.0 if method == "hashwh" else np.nan,
+                test_r2=value,
+                val_r2=value,
+                train_time=time,
+                timed_alone=True if network else pd.NA,
+                diverged=False,
+            )
+        )
     return {"real_selected": pd.concat(frames, ignore_index=True)}

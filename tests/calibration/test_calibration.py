@@ -170,9 +170,14 @@ def spectrum_predictions(levels) -> dict[str, float]:
     steps = [(big, small, -1) for small, big in zip(HASHED, HASHED[1:])]
     gap = {v: levels[v]["sae_full"] - levels[v]["sae_support"] for v in levels}
     first = [(gap["standard"], np.hypot(spectrum_noise("standard"), spectrum_noise("standard")))]
-    second = [(gap["standard"] - gap[v], np.hypot(2**0.5 * spectrum_noise(v),
-                                                  2**0.5 * spectrum_noise("standard")))
-              for v in REGULARIZED for _ in SIZES]  # fmt: skip
+    second = [
+        (
+            gap["standard"] - gap[v],
+            np.hypot(2**0.5 * spectrum_noise(v), 2**0.5 * spectrum_noise("standard")),
+        )
+        for v in REGULARIZED
+        for _ in SIZES
+    ]
     share_sd = spectrum_noise("standard") / 2**0.5
     share_level = (levels["standard"]["energy_deg4"] + levels["standard"]["energy_deg5"]) / 2
     tractable = [("hashwh_b8", r, -1) for r in ("standard", "ens")]
@@ -188,7 +193,7 @@ def spectrum_predictions(levels) -> dict[str, float]:
         "spectrum_regularized_better_any_size": paired_power(
             spectrum_cells(
                 levels, [(v, "standard", +1) for v in REGULARIZED], ["amp_deg4", "amp_deg5"]
-            )  # fmt: skip
+            )
         ),
         "spectrum_standard_full_above_support": paired_power(first * len(SIZES))
         * paired_power(second),
@@ -224,8 +229,11 @@ def test_spectrum_claims_do_not_hold_with_the_effect_reversed_in_one_cell():
     # b = 5 learns degree 4 worse than the standard network and has a larger SAE.
     levels["hashwh_b5"].update(amp_deg4=0.0, sae_full=1.4)
     counts = verdict_rates(lambda rng: spectrum_tables(rng, levels), spectrum_comparisons, reps=50)
-    for cid in ("spectrum_learns_degree4", "spectrum_lower_full_sae",
-                "spectrum_regularized_better_any_size"):  # fmt: skip
+    for cid in (
+        "spectrum_learns_degree4",
+        "spectrum_lower_full_sae",
+        "spectrum_regularized_better_any_size",
+    ):
         assert share(counts[cid], FAILS, what=cid) >= 0.9, (cid, counts[cid])
 
 
@@ -240,8 +248,9 @@ def sae_curves(shape_of, phi: float, sd_of):
 
     def curves(rng, variant, runs, epochs):
         shape = shape_of(variant, np.arange(epochs) / epochs)
-        return {f"sae_deg{d}": shape + ar1(rng, (runs, epochs), phi, sd_of(variant))
-                for d in (2, 3)}  # fmt: skip
+        return {
+            f"sae_deg{d}": shape + ar1(rng, (runs, epochs), phi, sd_of(variant)) for d in (2, 3)
+        }
 
     return curves
 
@@ -271,8 +280,14 @@ def unequal(variant):
 
 
 def overfitting_rates(shape, phi, seed=0, reps=NULL_REPS):
-    tables = lambda rng: spectrum_tables(rng, spectrum_levels(), EPOCHS,  # noqa: E731
-                                         sae_curves(shape, phi, unequal))  # fmt: skip
+    def tables(rng):
+        return spectrum_tables(
+            rng,
+            spectrum_levels(),
+            EPOCHS,
+            sae_curves(shape, phi, unequal),
+        )
+
     b_of = {"hashwh_b5": 5, "hashwh_b7": 7, "hashwh_b8": 8}
     evaluate = lambda t: [overfitting_claim(t["spectrum_epochs"], HASHED, b_of)]  # noqa: E731
     return verdict_rates(tables, evaluate, reps, seed)["spectrum_standard_overfits_low_degrees"]
@@ -322,8 +337,15 @@ def test_overfitting_claim_sees_a_rise_of_the_papers_size():
     assert share(overfitting_rates(overfits(0.3), 0.9, seed=4, reps=100)) >= 0.9
     monotone = lambda variant, t: overfits(0.0)("hashwh", t)  # noqa: E731
     quiet = lambda variant: 0.003  # noqa: E731
-    tables = lambda rng: spectrum_tables(rng, spectrum_levels(), EPOCHS,  # noqa: E731
-                                         sae_curves(monotone, 0.5, quiet))  # fmt: skip
+
+    def tables(rng):
+        return spectrum_tables(
+            rng,
+            spectrum_levels(),
+            EPOCHS,
+            sae_curves(monotone, 0.5, quiet),
+        )
+
     b_of = {"hashwh_b5": 5, "hashwh_b7": 7, "hashwh_b8": 8}
     evaluate = lambda t: [overfitting_claim(t["spectrum_epochs"], HASHED, b_of)]  # noqa: E731
     rates = verdict_rates(tables, evaluate, 50, 5)["spectrum_standard_overfits_low_degrees"]
@@ -387,11 +409,13 @@ def test_synthetic_claims_calibrated():
 def test_ens_no_improvement_calibrated():
     """Planted: EN-S much worse (holds); reversed: much better."""
     cid = "synthetic_ens_no_improvement"
-    worse = verdict_rates(lambda rng: synthetic_selected(rng, {"ens": 0.3}), synthetic_claims,
-                          reps=50, seed=1)  # fmt: skip
+    worse = verdict_rates(
+        lambda rng: synthetic_selected(rng, {"ens": 0.3}), synthetic_claims, reps=50, seed=1
+    )
     assert share(worse[cid], what=cid) >= 0.9
-    better = verdict_rates(lambda rng: synthetic_selected(rng, {"ens": 0.7}), synthetic_claims,
-                           reps=50, seed=2)  # fmt: skip
+    better = verdict_rates(
+        lambda rng: synthetic_selected(rng, {"ens": 0.7}), synthetic_claims, reps=50, seed=2
+    )
     assert share(better[cid], FAILS, what=cid) >= 0.9
 
 
@@ -412,8 +436,7 @@ def test_real_claims_calibrated():
         sd = np.hypot(unit_sd(0.03, 2), rival_sd)
         cells = [(g, sd) for g in gains.values()]
         # "nearly all" (80% of 3 cells: all 3) and none worse
-        assert_power(share(planted[f"real_hashwh_beats_{rival}"]), paired_power(cells, 5),
-                     rival)  # fmt: skip
+        assert_power(share(planted[f"real_hashwh_beats_{rival}"]), paired_power(cells, 5), rival)
 
 
 def test_nearly_all_means_none_significantly_worse():
@@ -421,8 +444,16 @@ def test_nearly_all_means_none_significantly_worse():
     outperforms" does not hold (it did under the rule that counted only the share)."""
     from whcore.pipeline.claims.stats import cells_verdict
 
-    cells = pd.DataFrame({"p_greater": [1e-6] * 8 + [0.99] * 2, "p_less": [0.99] * 8 + [1e-6] * 2,
-                          "a_diverged": 0, "b_diverged": 0, "a_only": 0, "b_only": 0})  # fmt: skip
+    cells = pd.DataFrame(
+        {
+            "p_greater": [1e-6] * 8 + [0.99] * 2,
+            "p_less": [0.99] * 8 + [1e-6] * 2,
+            "a_diverged": 0,
+            "b_diverged": 0,
+            "a_only": 0,
+            "b_only": 0,
+        }
+    )
     assert cells_verdict(cells, share=0.8).verdict == FAILS
     cells["p_less"] = 0.99
     cells.loc[8:, "p_greater"] = 0.5  # 8 of 10 hold, 2 undecided: nearly all
@@ -444,9 +475,17 @@ def ablation_table(rng, gap: float, forests: int = 5, steps: int = 9, sd: float 
         for step in range(steps + 1):
             for order in ("amplitude", "degree"):
                 value = 0.9 - 0.05 * step + (gap + offset if order == "amplitude" and step else 0)
-                rows.append({"seed": seed, "step": step, "order": order, "removed": step * 10,
-                             "kept": 100 - step * 10, "test_r2": value,
-                             "forest_test_r2": 0.9})  # fmt: skip
+                rows.append(
+                    {
+                        "seed": seed,
+                        "step": step,
+                        "order": order,
+                        "removed": step * 10,
+                        "kept": 100 - step * 10,
+                        "test_r2": value,
+                        "forest_test_r2": 0.9,
+                    }
+                )
     return {"ablation_sgemm": pd.DataFrame(rows)}
 
 

@@ -48,8 +48,12 @@ def design(name: str, experiment: str) -> dict:
     or data seeds on real data), draws, data seeds and training seeds."""
     section = yaml.safe_load((CONFIG / f"{name}.yaml").read_text())[experiment]
     draws, data_seeds = section.get("draws", 1), section["data_seeds"]
-    return {"units": draws * data_seeds, "draws": draws, "data_seeds": data_seeds,
-            "seeds": len(section["seeds"])}  # fmt: skip
+    return {
+        "units": draws * data_seeds,
+        "draws": draws,
+        "data_seeds": data_seeds,
+        "seeds": len(section["seeds"]),
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -102,37 +106,50 @@ SPECTRUM_NULLS = {
     # the standard network's degree-2 energy at size 100 does not grow; degree 3 and size 200
     # grow by e^6
     "spectrum_standard_low_energy_keeps_rising": (
-        0.0, {"standard": {"growth2": {100: 0.0, 200: 6.0}, "growth3": 6.0}}),
+        0.0,
+        {"standard": {"growth2": {100: 0.0, 200: 6.0}, "growth3": 6.0}},
+    ),
     # b = 7 learns degree 4 at size 100 as b = 5 does; every other step gains 0.4
-    "spectrum_larger_b_learns_high_degrees": (0.01, {
-        "hashwh_b5": {"amp4": 0.1, "amp5": 0.1},
-        "hashwh_b7": {"amp4": {100: 0.1, 200: 0.5}, "amp5": 0.5},
-        "hashwh_b8": {"amp4": 0.9, "amp5": 0.9},
-    }),
+    "spectrum_larger_b_learns_high_degrees": (
+        0.01,
+        {
+            "hashwh_b5": {"amp4": 0.1, "amp5": 0.1},
+            "hashwh_b7": {"amp4": {100: 0.1, 200: 0.5}, "amp5": 0.5},
+            "hashwh_b8": {"amp4": 0.9, "amp5": 0.9},
+        },
+    ),
     # the standard network learns as well at 200 as at 100; every other method gains 0.4
-    "spectrum_amplitudes_improve_with_data": (0.01, {
-        **_each(REGULARIZED, **{f"amp{d}": {100: 0.5, 200: 0.9} for d in range(1, 6)}),
-        "standard": {f"amp{d}": 0.5 for d in range(1, 6)},
-    }),
-}  # fmt: skip
+    "spectrum_amplitudes_improve_with_data": (
+        0.01,
+        {
+            **_each(REGULARIZED, **{f"amp{d}": {100: 0.5, 200: 0.9} for d in range(1, 6)}),
+            "standard": {f"amp{d}": 0.5 for d in range(1, 6)},
+        },
+    ),
+}
 # The rate checks this file makes (each spectrum null, the trade-off, two per-draw rivals, two
 # Lasso parts): the bound widens with them (calibration_suite.bound_failure).
 CHECKS = len(SPECTRUM_NULLS) + 1 + 2 + 2
 
 
 CLAIM_OF = {
-    "spectrum_hashwh_energy_allocation":
-        lambda epochs, final: energy.hashwh_energy_allocation(final, HASHED, B_OF),
-    "spectrum_regularized_energy_by_degree":
-        lambda epochs, final: energy.regularized_energy_by_degree(final, REGULARIZED, NAMES),
-    "spectrum_regularized_high_energy":
-        lambda epochs, final: energy.regularized_high_energy(final, REGULARIZED, NAMES),
+    "spectrum_hashwh_energy_allocation": lambda epochs, final: energy.hashwh_energy_allocation(
+        final, HASHED, B_OF
+    ),
+    "spectrum_regularized_energy_by_degree": lambda epochs, final: (
+        energy.regularized_energy_by_degree(final, REGULARIZED, NAMES)
+    ),
+    "spectrum_regularized_high_energy": lambda epochs, final: energy.regularized_high_energy(
+        final, REGULARIZED, NAMES
+    ),
     "spectrum_standard_low_energy_keeps_rising": energy.standard_low_energy_keeps_rising,
-    "spectrum_larger_b_learns_high_degrees":
-        lambda epochs, final: energy.larger_b_learns_high_degrees(final, HASHED, B_OF),
-    "spectrum_amplitudes_improve_with_data":
-        lambda epochs, final: energy.amplitudes_improve_with_data(final),
-}  # fmt: skip
+    "spectrum_larger_b_learns_high_degrees": lambda epochs, final: (
+        energy.larger_b_learns_high_degrees(final, HASHED, B_OF)
+    ),
+    "spectrum_amplitudes_improve_with_data": lambda epochs, final: (
+        energy.amplitudes_improve_with_data(final)
+    ),
+}
 
 
 def spectrum_claim(cid: str, epochs):
@@ -147,8 +164,9 @@ def test_spectrum_claims_at_their_least_favourable_null(cid):
     levels = with_changes(paper_levels(), **changes)
 
     def make(rng):
-        return spectrum_tables(rng, levels, units=SPECTRUM["units"], seeds=SPECTRUM["seeds"],
-                               amp_sd=amp_sd)["spectrum_epochs"]  # fmt: skip
+        return spectrum_tables(
+            rng, levels, units=SPECTRUM["units"], seeds=SPECTRUM["seeds"], amp_sd=amp_sd
+        )["spectrum_epochs"]
 
     rate = holds_rate(make, lambda epochs: spectrum_claim(cid, epochs), list(CLAIM_OF).index(cid))
     assert_at_level(rate, True)
@@ -183,13 +201,18 @@ def test_b_trade_off_at_its_least_favourable_null():
     faithful = design("faithful", "synthetic")
     draws = faithful["draws"]
     r2 = {"standard": 0.5, "ens": 0.5, "hashwh_b7": 0.3, "hashwh_b10": 0.6, "hashwh_b13": 0.9}
-    time = {"standard": 1.0, "ens": 1.0, "hashwh_b7": 0.0,
-            "hashwh_b10": by_cell(draws, lambda c, d: 0.0 if c == 1 else 3.0),
-            "hashwh_b13": by_cell(draws, lambda c, d: 3.0 if c == 1 else 6.0)}  # fmt: skip
+    time = {
+        "standard": 1.0,
+        "ens": 1.0,
+        "hashwh_b7": 0.0,
+        "hashwh_b10": by_cell(draws, lambda c, d: 0.0 if c == 1 else 3.0),
+        "hashwh_b13": by_cell(draws, lambda c, d: 3.0 if c == 1 else 6.0),
+    }
 
     def make(rng):
-        return synthetic_selected(rng, r2, time, draws=faithful["draws"],
-                                  data_seeds=faithful["data_seeds"])  # fmt: skip
+        return synthetic_selected(
+            rng, r2, time, draws=faithful["draws"], data_seeds=faithful["data_seeds"]
+        )
 
     def evaluate(tables):
         return b_trades_time_for_generalization(tables["synthetic_selected"], SYN_HASHED)
@@ -208,8 +231,13 @@ def test_each_draw_at_its_least_favourable_null(rival):
     r2 = {"standard": 0.05, "ens": 0.05, "hashwh_b7": b7, "hashwh_b10": 0.95, "hashwh_b13": 0.95}
 
     def make(rng):
-        return synthetic_selected(rng, r2, dict.fromkeys(r2, 1.0), draws=workstation["draws"],
-                                  data_seeds=workstation["data_seeds"])  # fmt: skip
+        return synthetic_selected(
+            rng,
+            r2,
+            dict.fromkeys(r2, 1.0),
+            draws=workstation["draws"],
+            data_seeds=workstation["data_seeds"],
+        )
 
     def evaluate(tables):
         return beats_each_draw(tables["synthetic_selected"], SYN_HASHED, rival)
@@ -233,7 +261,7 @@ STRONG_TIME = {**dict.fromkeys(REAL_METHODS, 2.0), "lasso": -1.0}
         # cells is all 3, so one cell at the boundary is the least favourable)
         ("usually poorer", {**STRONG_R2, "lasso": {40: 0.9, 120: 0.1, 200: 0.1}}, STRONG_TIME),
     ],
-)  # fmt: skip
+)
 def test_lasso_claim_at_its_least_favourable_null(part, r2, time):
     """config/faithful.yaml's design (5 data seeds per cell)."""
 

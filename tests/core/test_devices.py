@@ -182,8 +182,11 @@ def test_jobs_with_different_visible_devices_never_block_each_other(tmp_path, mo
     assert all(handle is not None for _, handle in second)
     host = tmp_path / socket.gethostname()
     assert sorted(p.name for p in host.iterdir()) == [
-        "gpu0.lock", "gpu1.lock", "gpu2.lock", "gpuGPU-3f2a.lock"
-    ]  # fmt: skip
+        "gpu0.lock",
+        "gpu1.lock",
+        "gpu2.lock",
+        "gpuGPU-3f2a.lock",
+    ]
     # the same visible set as the first job: everything is taken
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
     warnings = []

@@ -283,8 +283,9 @@ def test_progress_lines_say_epoch_of_total_best_val_loss_and_time_left(vectorize
 
     lines = []
     cfg = TrainConfig(**{**FAST, "epochs": 4, "log_every": 2, "vectorize": vectorize})
-    records = train_grid(sparse_data(), "hashwh", [{"lam": 0.1, "b": 4}], [0, 1], cfg,
-                         log=lines.append)  # fmt: skip
+    records = train_grid(
+        sparse_data(), "hashwh", [{"lam": 0.1, "b": 4}], [0, 1], cfg, log=lines.append
+    )
     matches = [PROGRESS.match(line) for line in lines]
     assert lines and all(matches), lines
     assert [int(m[4]) for m in matches] == [2, 4] * (1 if vectorize else 2)

@@ -94,9 +94,14 @@ def test_other_score_column_sequences_and_binary_formats(tmp_path):
     assert list(onehot.columns) == ["site1=A", "site1=P", "site2=C", "site2=W", "y"]
     assert onehot["y"].tolist() == [3.0, 2.0, 3.0]  # ACD twice: (1 + 5) / 2
     mutated = custom.parse(
-        path, {"format": "sequences", "target_column": "fitness", "binarization": "mutated",
-               "wild_type": "PCD"}
-    ).frame  # fmt: skip
+        path,
+        {
+            "format": "sequences",
+            "target_column": "fitness",
+            "binarization": "mutated",
+            "wild_type": "PCD",
+        },
+    ).frame
     assert mutated.drop(columns="y").values.tolist() == [[1, 0], [1, 1], [0, 1]]
     binary = tmp_path / "b.csv"
     binary.write_text("a,b,y2\n0,1,1.5\n1,1,2.5\n")
@@ -131,18 +136,27 @@ def test_gb1_in_proteingym_format_binarizes_like_the_registry_parser(tmp_path, d
 BAD_ROWS = [
     ("mutant,DMS_score\nA1P,1\nC2W,\n", "line 3, column 'DMS_score': empty", "missing"),
     ("mutant,DMS_score\nA1P,1\nC2W,inf\n", "line 3, column 'DMS_score': 'inf'", "non-finite"),
-    ("mutant,DMS_score\nA1P,1\nC2-W,2\n", "line 3, column 'mutant': 'C2-W' is not a mutant",
-     "unparsable mutant"),
-    ("mutant,DMS_score\nA1P,1\nG1P:C2W,2\n",
-     "line 3, column 'mutant': 'G1P:C2W' says site 1 is G in the wild type, which has A",
-     "mutant contradicting the wild type"),
-    ("mutant,DMS_score,mutated_sequence\nA1P,1,PC\nC2W,2,AWQ\n",
-     "line 3, column 'mutated_sequence': 'AWQ' has 3 residues, not 2",
-     "sequence of the wrong length"),
-    ("mutant,DMS_score,mutated_sequence\nA1P,1,PC\nC2W,2,AC\n",
-     "line 3, column 'mutated_sequence': 'AC' does not have W at site 2",
-     "mutant contradicting the wild type"),
-]  # fmt: skip
+    (
+        "mutant,DMS_score\nA1P,1\nC2-W,2\n",
+        "line 3, column 'mutant': 'C2-W' is not a mutant",
+        "unparsable mutant",
+    ),
+    (
+        "mutant,DMS_score\nA1P,1\nG1P:C2W,2\n",
+        "line 3, column 'mutant': 'G1P:C2W' says site 1 is G in the wild type, which has A",
+        "mutant contradicting the wild type",
+    ),
+    (
+        "mutant,DMS_score,mutated_sequence\nA1P,1,PC\nC2W,2,AWQ\n",
+        "line 3, column 'mutated_sequence': 'AWQ' has 3 residues, not 2",
+        "sequence of the wrong length",
+    ),
+    (
+        "mutant,DMS_score,mutated_sequence\nA1P,1,PC\nC2W,2,AC\n",
+        "line 3, column 'mutated_sequence': 'AC' does not have W at site 2",
+        "mutant contradicting the wild type",
+    ),
+]
 
 
 @pytest.mark.parametrize("text,message,reason", BAD_ROWS)
@@ -198,21 +212,36 @@ OWN = "{train_sizes: [10], val_size: rest, test_size: rest"
 @pytest.mark.parametrize(
     "entry, key, words",
     [
-        (f"{{gb1: {OWN}, file: x.csv, format: proteingym}}}}", "real.datasets.gb1.file",
-         "one of the paper's datasets"),
+        (
+            f"{{gb1: {OWN}, file: x.csv, format: proteingym}}}}",
+            "real.datasets.gb1.file",
+            "one of the paper's datasets",
+        ),
         (f"{{mine: {OWN}}}}}", "real.datasets.mine", "give file (or url and sha256)"),
-        (f"{{mine: {OWN}, url: 'https://x.org/a.csv', format: binary, target_column: y}}}}",
-         "real.datasets.mine.sha256", "needs the sha256"),
+        (
+            f"{{mine: {OWN}, url: 'https://x.org/a.csv', format: binary, target_column: y}}}}",
+            "real.datasets.mine.sha256",
+            "needs the sha256",
+        ),
         (f"{{mine: {OWN}, file: a.csv}}}}", "real.datasets.mine.format", "missing"),
-        (f"{{mine: {OWN}, file: a.csv, format: sequences}}}}", "real.datasets.mine.target_column",
-         "needs its target column"),
-        (f"{{mine: {OWN}, file: a.csv, format: binary, target_column: y, binarization: mutated}}}}",
-         "real.datasets.mine.binarization", "applies to format"),
-        (f"{{mine: {OWN}, file: a.csv, format: fasta}}}}", "real.datasets.mine.format",
-         "is not one of"),
+        (
+            f"{{mine: {OWN}, file: a.csv, format: sequences}}}}",
+            "real.datasets.mine.target_column",
+            "needs its target column",
+        ),
+        (
+            f"{{mine: {OWN}, file: a.csv, format: binary, target_column: y, binarization: mutated}}}}",
+            "real.datasets.mine.binarization",
+            "applies to format",
+        ),
+        (
+            f"{{mine: {OWN}, file: a.csv, format: fasta}}}}",
+            "real.datasets.mine.format",
+            "is not one of",
+        ),
         (f"{{Mine: {OWN}, file: a.csv, format: binary}}}}", "real.datasets", "does not match"),
     ],
-)  # fmt: skip
+)
 def test_config_keys_of_a_user_dataset_are_checked_in_one_line(entry, key, words):
     from test_config import assert_own_dataset_refused
 

@@ -30,13 +30,15 @@ def _train(target: Path, records, spectra=None) -> str:
     outputs = {"records": str(records)}
     if spectra is not None:
         outputs["spectra"] = str(spectra)
-    return json.dumps({
-        "method": "standard",
-        "spectrum": spectra is not None,
-        "data": {"source": "synthetic", "path": str(target), "train_size": 20, "data_seed": 0},
-        "training": {"seeds": [0], "epochs": 2, "patience": 2, "width": 1},
-        "outputs": outputs,
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "method": "standard",
+            "spectrum": spectra is not None,
+            "data": {"source": "synthetic", "path": str(target), "train_size": 20, "data_seed": 0},
+            "training": {"seeds": [0], "epochs": 2, "patience": 2, "width": 1},
+            "outputs": outputs,
+        }
+    )
 
 
 def _run_train(spec: str) -> int:
@@ -140,8 +142,12 @@ def test_macros_render_and_bundle_never_replace_a_manuscript(tmp_path, monkeypat
 def test_a_damaged_raw_file_of_the_users_is_not_deleted_by_download_user(tmp_path, capsys):
     mine = tmp_path / "mine.csv"
     mine.write_text("my own data\n")
-    spec = {"dataset": "mine", "url": "http://127.0.0.1:9/mine.csv", "sha256": "0" * 64,
-            "outputs": {"raw": str(mine)}}  # fmt: skip
+    spec = {
+        "dataset": "mine",
+        "url": "http://127.0.0.1:9/mine.csv",
+        "sha256": "0" * 64,
+        "outputs": {"raw": str(mine)},
+    }
     assert whcore(["download-user", "--spec", json.dumps(spec)]) == 2
     assert "mine.csv: an existing file that no whcore job wrote" in capsys.readouterr().err
     assert mine.read_text() == "my own data\n"
@@ -210,8 +216,9 @@ def test_lower_case_residues_are_the_same_residues(tmp_path):
     upper, lower = tmp_path / "upper.csv", tmp_path / "lower.csv"
     rows = ["ACD,1", "AWD,2", "GCD,3", "GWE,4"]
     upper.write_text("sequence,y\n" + "\n".join(rows) + "\n")
-    lower.write_text("sequence,y\n" + "\n".join(r.lower() if i % 2 else r
-                                               for i, r in enumerate(rows)) + "\n")  # fmt: skip
+    lower.write_text(
+        "sequence,y\n" + "\n".join(r.lower() if i % 2 else r for i, r in enumerate(rows)) + "\n"
+    )
     settings = {"format": "sequences", "target_column": "y"}
     expected = custom.parse(upper, settings).frame
     assert expected.shape == (4, 6 + 1)
@@ -221,8 +228,10 @@ def test_lower_case_residues_are_the_same_residues(tmp_path):
     # ProteinGym's mutated_sequence in lower case
     path = tmp_path / "dms.csv"
     lines = _landscape(bad_first=False, sequences=True).splitlines()
-    path.write_text("\n".join([lines[0]] + [r[: r.rindex(",")] + r[r.rindex(",") :].lower()
-                                            for r in lines[1:]]) + "\n")  # fmt: skip
+    path.write_text(
+        "\n".join([lines[0]] + [r[: r.rindex(",")] + r[r.rindex(",") :].lower() for r in lines[1:]])
+        + "\n"
+    )
     assert custom.parse(path, {"format": "proteingym"}).frame.shape == (64, 13)
 
 
@@ -231,8 +240,9 @@ def test_lower_case_residues_are_the_same_residues(tmp_path):
 
 @pytest.mark.parametrize("suffix", [".csv.gz", ".csv.bz2", ".csv.xz", ".csv.zip"])
 def test_a_truncated_compressed_table_is_one_line_with_the_file(tmp_path, suffix):
-    table = pd.DataFrame({"mutant": [f"A1{r}" for r in "CDEFGHIKLMNPQRSTVWY"] * 300,
-                          "DMS_score": range(19 * 300)})  # fmt: skip
+    table = pd.DataFrame(
+        {"mutant": [f"A1{r}" for r in "CDEFGHIKLMNPQRSTVWY"] * 300, "DMS_score": range(19 * 300)}
+    )
     whole = tmp_path / f"whole{suffix}"
     table.to_csv(whole, index=False)
     assert len(custom.parse(whole, {"format": "proteingym"}).frame) == 19
@@ -250,8 +260,9 @@ def test_a_truncated_registry_file_is_one_line_with_the_file(tmp_path):
 
     cut = tmp_path / "avgfp.tsv.gz"
     rows = range(5000)
-    frame = pd.DataFrame({"aaMutations": [f"SA{i % 230}C" for i in rows],
-                          "medianBrightness": [i / 7 for i in rows]})  # fmt: skip
+    frame = pd.DataFrame(
+        {"aaMutations": [f"SA{i % 230}C" for i in rows], "medianBrightness": [i / 7 for i in rows]}
+    )
     frame.to_csv(cut, sep="\t", index=False)
     cut.write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
     with pytest.raises(RawFormatError, match=f"^{cut}: cannot decompress it: truncated"):
@@ -351,9 +362,10 @@ def test_an_empty_or_list_configfile_is_as_the_fault_table_says(tmp_path, text, 
     config.write_text(text)
     result = _snakemake(tmp_path / "work", "-n", "--configfile", str(config))
     row = next(
-        line for line in (REPO / "docs/faults.md").read_text().splitlines()
+        line
+        for line in (REPO / "docs/faults.md").read_text().splitlines()
         if line.startswith("| an empty `--configfile`")
-    )  # fmt: skip
+    )
     quoted = re.search(r'"([^"]+)"', row).group(1)
     assert result.returncode == 1 and quoted in result.stdout, result.stdout[-2000:]
     assert whcore(["spec", str(config), "--list"]) == 2

@@ -43,8 +43,17 @@ def snakemake_cmd(workdir: Path, config: Path, *args) -> list[str]:
 
 
 def run_snakemake(workdir, config, *args, env=None) -> subprocess.CompletedProcess:
-    return shared_run(*args, "--cores", "2", "--configfile", str(config), workdir=workdir,
-                      env=env, check=False, timeout=600)  # fmt: skip
+    return shared_run(
+        *args,
+        "--cores",
+        "2",
+        "--configfile",
+        str(config),
+        workdir=workdir,
+        env=env,
+        check=False,
+        timeout=600,
+    )
 
 
 def spectrum_config(tmp_path: Path, methods: dict, **training) -> Path:

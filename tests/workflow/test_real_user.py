@@ -188,7 +188,11 @@ def test_rules_find_whcore_without_an_activated_environment(tmp_path, data_mirro
     env = {"PATH": "/usr/bin:/bin", "WHCORE_DATA_MIRROR": str(data_mirror), "HOME": str(tmp_path)}
     result = subprocess.run(
         [*snakemake_cmd(work, TARGET, "--cores", "1", "--configfile", str(TINY))],
-        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False,
-    )  # fmt: skip
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout[-3000:]
     assert sha256_of(work / TARGET) == SPEC.sha256

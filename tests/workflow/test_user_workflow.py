@@ -37,10 +37,12 @@ def test_readme_configuration_learns_the_planted_interactions(tmp_path, snakemak
     # The README's settings at test scale: one split, one seed, a small grid; mutated-site
     # bits, whose spectrum is the planted one.
     config["real"].update(
-        data_seeds=1, seeds=[0], baselines={"lasso": {"alpha": [0.01]}},
+        data_seeds=1,
+        seeds=[0],
+        baselines={"lasso": {"alpha": [0.01]}},
         training={"epochs": 120, "batch_size": 32, "lr": 0.01, "patience": 30, "width": 2},
         methods={"standard": {}, "hashwh": {"b": [4], "lam": [0.001]}},
-    )  # fmt: skip
+    )
     entry.update(binarization="mutated", train_sizes=[500])
     del entry["protocol"], entry["folds"]  # the protocol's run is the test below
     config["epistasis"]["top"] = len(PLANTED) + 1
@@ -91,10 +93,12 @@ def test_readme_configuration_runs_proteingyms_protocol_on_the_files_folds(tmp_p
     # At test scale: two of the schemes, one seed, a short training, the curve at one size,
     # no epistasis.
     config["real"].update(
-        data_seeds=1, seeds=[0], baselines={"lasso": {"alpha": [0.001, 0.01]}},
+        data_seeds=1,
+        seeds=[0],
+        baselines={"lasso": {"alpha": [0.001, 0.01]}},
         training={"epochs": 40, "batch_size": 32, "lr": 0.01, "patience": 10, "width": 2},
         methods={"standard": {}, "hashwh": {"b": [4], "lam": [0.001]}},
-    )  # fmt: skip
+    )
     entry.update(binarization="mutated", train_sizes=[300], folds=entry["folds"][:2])
     config.update(device="cpu", epistasis={"enabled": False})
     (tmp_path / "my_dms.yaml").write_text(yaml.safe_dump(config))

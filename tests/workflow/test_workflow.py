@@ -459,9 +459,15 @@ def test_a_failed_aggregation_keeps_the_tables_and_says_which_job_to_rerun(tiny_
     record = next(folder.glob("*.parquet"))
     record.write_bytes(record.read_bytes()[:100])
     failed = snakemake(
-        "--cores", "1", "--forcerun", "aggregate_real", "--configfile", str(TINY),
-        workdir=work, check=False,
-    )  # fmt: skip
+        "--cores",
+        "1",
+        "--forcerun",
+        "aggregate_real",
+        "--configfile",
+        str(TINY),
+        workdir=work,
+        check=False,
+    )
     assert failed.returncode != 0
     assert {p.name: p.read_bytes() for p in tables.glob("real_*.parquet")} == before
     log = (work / "logs" / "tiny" / "aggregate" / "real.log").read_text()

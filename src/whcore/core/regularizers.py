@@ -204,8 +204,9 @@ def _typed(method: str, key: str, kind: type, value):
         choices = METHOD_INFO[method].choices.get(key, ())
         if isinstance(value, str) and (not choices or value in choices):
             return value
-        raise ValueError(f"method {method!r}: parameter {key} must be one of {choices}, "
-                         f"got {value!r}")  # fmt: skip
+        raise ValueError(
+            f"method {method!r}: parameter {key} must be one of {choices}, got {value!r}"
+        )
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))

@@ -175,7 +175,7 @@ class Parsed:
                     else ""
                 )
                 for scheme, folds in self.folds.items()
-            )  # fmt: skip
+            )
         )
 
 
@@ -190,9 +190,13 @@ def _file_folds(path, table: pd.DataFrame, schemes, rows: Rows) -> dict[str, np.
         bad = ~np.isin(numbers, np.arange(FOLDS))
         for row in np.flatnonzero(bad):
             rows.refuse(
-                row, scheme, cells.iloc[row], f"is not a fold 0 to {FOLDS - 1}",
-                "fold not 0 to 4", f"write the row's fold (0 to {FOLDS - 1}) there",
-            )  # fmt: skip
+                row,
+                scheme,
+                cells.iloc[row],
+                f"is not a fold 0 to {FOLDS - 1}",
+                "fold not 0 to 4",
+                f"write the row's fold (0 to {FOLDS - 1}) there",
+            )
         folds[scheme] = np.where(bad, -1, numbers).astype(np.int64)
     return folds
 

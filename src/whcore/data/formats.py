@@ -65,10 +65,13 @@ def read_table_file(path: Path) -> pd.DataFrame:
         )
     except (*TABLE_READ_ERRORS, ValueError) as err:  # ValueError: a zip of several files, say
         raise read_failure(
-            path, err, f"a {'TSV' if tab else 'CSV'} table", "give a comma-separated file "
+            path,
+            err,
+            f"a {'TSV' if tab else 'CSV'} table",
+            "give a comma-separated file "
             "(.csv) or a tab-separated one (.tsv) with a header row, optionally compressed "
             "(.gz, .bz2, .xz, .zip)",
-        ) from err  # fmt: skip
+        ) from err
 
 
 def table_column(path, table: pd.DataFrame, name: str, key: str) -> pd.Series:
@@ -84,9 +87,13 @@ def target_values(rows: Rows, cells: pd.Series, column: str) -> np.ndarray:
     numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=np.float64)
     for row in np.flatnonzero(~np.isfinite(numbers)):
         rows.refuse(
-            row, column, cells.iloc[row], "is not a finite number", "missing or non-finite target",
+            row,
+            column,
+            cells.iloc[row],
+            "is not a finite number",
+            "missing or non-finite target",
             "write a finite number there or delete that row",
-        )  # fmt: skip
+        )
     return numbers
 
 
@@ -122,18 +129,25 @@ def _proteingym_rows(path, table: pd.DataFrame, settings: dict, rows: Rows):
             length = len(seq) if length is None else length
             if len(seq) != length:
                 rows.refuse(
-                    row, _SEQUENCE, seq, f"has {len(seq)} residues, not {length}",
-                    "sequence of the wrong length", "give every sequence the same length",
-                )  # fmt: skip
+                    row,
+                    _SEQUENCE,
+                    seq,
+                    f"has {len(seq)} residues, not {length}",
+                    "sequence of the wrong length",
+                    "give every sequence the same length",
+                )
                 continue
         for token in tokens:
             site = int(token.group(2))
             if wild_type and site > len(wild_type):
                 rows.refuse(
-                    row, column, text,
+                    row,
+                    column,
+                    text,
                     f"names site {site} beyond the wild type's {len(wild_type)} residues",
-                    "mutant contradicting the wild type", "fix the mutant or the wild_type key",
-                )  # fmt: skip
+                    "mutant contradicting the wild type",
+                    "fix the mutant or the wild_type key",
+                )
                 genotype.clear()
                 break
             genotype[site] = (token.group(1), token.group(3))
@@ -196,18 +210,24 @@ def read_proteingym(path, table: pd.DataFrame, settings: dict, rows: Rows):
         for site, (before, after) in genotype.items():
             if before != wild[site]:
                 rows.refuse(
-                    row, column, text,
+                    row,
+                    column,
+                    text,
                     f"says site {site} is {before} in the wild type, which has {wild[site]} "
                     f"there (by {source[site]})",
-                    "mutant contradicting the wild type", "fix the mutant",
-                )  # fmt: skip
+                    "mutant contradicting the wild type",
+                    "fix the mutant",
+                )
                 break
             if seq is not None and (site > len(seq) or seq[site - 1] != after):
                 rows.refuse(
-                    row, _SEQUENCE, seq,
+                    row,
+                    _SEQUENCE,
+                    seq,
                     f"does not have {after} at site {site} as mutant {text!r} says",
-                    "mutant contradicting the wild type", "fix the mutant or the sequence",
-                )  # fmt: skip
+                    "mutant contradicting the wild type",
+                    "fix the mutant or the sequence",
+                )
                 break
     sites = sorted(wild)
     wt = np.array([wild[s] for s in sites], dtype="<U1")
@@ -231,10 +251,13 @@ def read_sequences(path, table: pd.DataFrame, settings: dict, rows: Rows):
         length = len(seq) if length is None and seq else length
         if not seq or len(seq) != length:
             rows.refuse(
-                row, column, seq, f"has {len(seq)} characters, not {length}",
+                row,
+                column,
+                seq,
+                f"has {len(seq)} characters, not {length}",
                 "sequence of the wrong length",
                 "align the sequences to one length (the wild_type key's, or the first row's)",
-            )  # fmt: skip
+            )
     length = length or 0
     valid = cells.where(rows.keep, "-" * length)
     residues = np.array([list(s) for s in valid], dtype="<U1").reshape(len(cells), length)
@@ -258,9 +281,13 @@ def read_binary(path, table: pd.DataFrame, settings: dict, rows: Rows) -> pd.Dat
     bad = ~cells.isin(["0", "1"])
     for row, col in zip(*np.nonzero(bad.to_numpy())):
         rows.refuse(
-            row, names[col], cells.iat[row, col], "is not 0 or 1", "feature not 0 or 1",
+            row,
+            names[col],
+            cells.iat[row, col],
+            "is not 0 or 1",
+            "feature not 0 or 1",
             "write 0 or 1 there, or leave the column out of feature_columns",
-        )  # fmt: skip
+        )
     return (cells == "1").astype(np.uint8)
 
 

@@ -56,8 +56,9 @@ def read_failure(path, err: BaseException, what: str, fix: str) -> RawFormatErro
             f"{path}: cannot decompress it: truncated or damaged ({type(err).__name__}: {err}). "
             "Fix: copy or download the file again (its sha256 tells a whole copy)"
         )
-    return RawFormatError(f"{path}: cannot read it as {what} ({type(err).__name__}: {err}). "
-                          f"Fix: {fix}")  # fmt: skip
+    return RawFormatError(
+        f"{path}: cannot read it as {what} ({type(err).__name__}: {err}). Fix: {fix}"
+    )
 
 
 _FIX = "use the file pinned in whcore.data.datasets (`whcore download <dataset>`), or fix the file"

@@ -92,16 +92,18 @@ def test_rows_and_records_match_the_network_jobs(tmp_path):
     # The networks' loader sees the same rows: the Lasso fitted on its train split predicts the
     # same validation MSE as the baseline job reports.
     data, _, _ = load_job_data(
-        DataSplit.from_dict({
-            "source": "table",
-            "path": str(path),
-            "train_size": 60,
-            "val_size": 60,
-            "test_size": "rest",
-            "data_seed": 3,
-            "standardize": True,
-        })
-    )  # fmt: skip
+        DataSplit.from_dict(
+            {
+                "source": "table",
+                "path": str(path),
+                "train_size": 60,
+                "val_size": 60,
+                "test_size": "rest",
+                "data_seed": 3,
+                "standardize": True,
+            }
+        )
+    )
     lasso = baselines.make_model("lasso", {"alpha": 1e-3}, seed=0).fit(data.x_train, data.y_train)
     mine = baselines.run_baselines(
         path, "lasso", 60, 60, "rest", 3, True, {"alpha": [1e-3]}, log=lambda m: None

@@ -149,13 +149,17 @@ def _figure_tables(tmp_path):
     sites = SiteMap(names)
     identity = {"dataset": "mine", "spectrum": "exact", "basis": sites.basis}
     energy = pd.concat(
-        [energy_by_degree(bits, s * coefs, len(names), sites).assign(method=m, **identity)
-         for m, s in (("standard", 1.0), ("hashwh", 0.5))]
-    )  # fmt: skip
+        [
+            energy_by_degree(bits, s * coefs, len(names), sites).assign(method=m, **identity)
+            for m, s in (("standard", 1.0), ("hashwh", 0.5))
+        ]
+    )
     site_sets = pd.concat(
-        [energy_by_site_set(bits, s * coefs, sites).assign(method=m, **identity)
-         for m, s in (("standard", 1.0), ("hashwh", 0.5))]
-    )  # fmt: skip
+        [
+            energy_by_site_set(bits, s * coefs, sites).assign(method=m, **identity)
+            for m, s in (("standard", 1.0), ("hashwh", 0.5))
+        ]
+    )
     return {"epistasis_energy_mine": energy, "epistasis_sites_mine": site_sets}
 
 

@@ -62,8 +62,12 @@ def reference_scores(table: pd.DataFrame, folds) -> dict:
     """ProteinGym's statistic, slowly: per fold, targets standardized with the training folds'
     mean and standard deviation, a ridge fitted on them; one Spearman over the pooled held-out
     predictions and normalized targets, and the mean of the folds' Spearman."""
-    x = np.array([[float(a == b) for a in s for b in leaderboard.AMINO_ACIDS]
-                  for s in table["mutated_sequence"]])  # fmt: skip
+    x = np.array(
+        [
+            [float(a == b) for a in s for b in leaderboard.AMINO_ACIDS]
+            for s in table["mutated_sequence"]
+        ]
+    )
     y = table["DMS_score"].to_numpy()
     labels, predictions, per_fold = [], [], []
     for fold in sorted(set(folds)):
@@ -80,8 +84,11 @@ def test_the_files_folds_singles_and_pooled_spearman_are_proteingyms():
     table = published_table(with_folds=True)
     predictions = out_of_fold(table, "fold_random_5", ["ridge"])
     singles = table[~table["mutant"].str.contains(":")]
-    assert predictions.attrs == {"rows": len(table), "singles": len(singles),
-                                 "multiples_left_out": 6}  # fmt: skip
+    assert predictions.attrs == {
+        "rows": len(table),
+        "singles": len(singles),
+        "multiples_left_out": 6,
+    }
     np.testing.assert_array_equal(predictions["fold"], singles["fold_random_5"])
     _, summary = score_leaderboard(predictions, ["ridge"])
     expected = reference_scores(singles.reset_index(drop=True), singles["fold_random_5"])
@@ -131,8 +138,10 @@ def torch_onehot(x, y, x_test, seed: int, s: OneHotSettings) -> np.ndarray:
     with torch.no_grad():
         layer.weight[:] = torch.tensor(rng.uniform(-bound, bound, x.shape[1]))
         layer.bias[:] = torch.tensor(rng.uniform(-bound, bound, 1))
-    groups = [{"params": [layer.weight], "weight_decay": s.weight_decay},
-              {"params": [layer.bias], "weight_decay": 0.0}]  # fmt: skip
+    groups = [
+        {"params": [layer.weight], "weight_decay": s.weight_decay},
+        {"params": [layer.bias], "weight_decay": 0.0},
+    ]
     optimizer = torch.optim.AdamW(groups, lr=s.max_lr, betas=s.betas, eps=s.eps)
     x, y = torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)
     order, step = [], 0
@@ -224,8 +233,17 @@ def test_selection_takes_the_lowest_validation_mse_over_configurations_and_epoch
     y = x[:, 0] - x[:, 1] * x[:, 2] + 0.1 * rng.normal(size=60)
     data = Data(x[:45], y[:45], x[45:], y[45:])
     params, epoch, val_mse = leaderboard.select_network("hashwh", data, 3, TINY_GRIDS)
-    runs = [train_grid(data, "hashwh", [{"b": b, "lam": lam} for lam in (0.01, 0.1)], [3],
-                       leaderboard.NETWORK_TRAINING, log=lambda _: None) for b in (3, 4)]  # fmt: skip
+    runs = [
+        train_grid(
+            data,
+            "hashwh",
+            [{"b": b, "lam": lam} for lam in (0.01, 0.1)],
+            [3],
+            leaderboard.NETWORK_TRAINING,
+            log=lambda _: None,
+        )
+        for b in (3, 4)
+    ]
     records = pd.concat(runs)
     lowest = records[records["epoch"] >= 1]["val_mse"].min()
     assert val_mse == pytest.approx(lowest) and epoch >= 1 and params["b"] in (3, 4)

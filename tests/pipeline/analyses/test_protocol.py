@@ -94,8 +94,15 @@ def test_fold_means_and_standard_errors_match_a_slow_loop():
         for fold in range(5):
             y = rng.normal(size=50)
             scores = fold_scores(y, y + rng.normal(scale=0.5, size=50))
-            rows.append({"dataset": "mine", "scheme": "fold_random_5", "method": method,
-                         "fold": fold, **scores})  # fmt: skip
+            rows.append(
+                {
+                    "dataset": "mine",
+                    "scheme": "fold_random_5",
+                    "method": method,
+                    "fold": fold,
+                    **scores,
+                }
+            )
     frame = pd.DataFrame(rows)
     table = summarize_folds(frame).set_index("method")
     for method, block in frame.groupby("method"):
@@ -110,10 +117,20 @@ def test_fold_means_and_standard_errors_match_a_slow_loop():
 def fold_frame(spearman: dict[str, list[float]]) -> pd.DataFrame:
     """Scores of fold_random_5 on dataset mine: per method its folds' Spearman (NaN: failed)."""
     return pd.DataFrame(
-        [{"dataset": "mine", "scheme": "fold_random_5", "method": method, "fold": fold,
-          "spearman": value, "mse": 1.0, "r2": 0.5}
-         for method, values in spearman.items() for fold, value in enumerate(values)]
-    )  # fmt: skip
+        [
+            {
+                "dataset": "mine",
+                "scheme": "fold_random_5",
+                "method": method,
+                "fold": fold,
+                "spearman": value,
+                "mse": 1.0,
+                "r2": 0.5,
+            }
+            for method, values in spearman.items()
+            for fold, value in enumerate(values)
+        ]
+    )
 
 
 def test_a_fold_without_a_finite_spearman_is_counted_as_failed_never_dropped():

@@ -49,8 +49,13 @@ def binarized(tmp_path, schemes=SCHEMES):
 
 
 def fold_data(path, scheme, fold, standardize=False):
-    return {"source": "table", "path": str(path), "data_seed": 0, "standardize": standardize,
-            "folds": {"scheme": scheme, "fold": fold, "val_fraction": 0.2}}  # fmt: skip
+    return {
+        "source": "table",
+        "path": str(path),
+        "data_seed": 0,
+        "standardize": standardize,
+        "folds": {"scheme": scheme, "fold": fold, "val_fraction": 0.2},
+    }
 
 
 def test_a_held_out_fold_sets_no_scale_of_the_standardized_targets(tmp_path):
@@ -64,8 +69,12 @@ def test_a_held_out_fold_sets_no_scale_of_the_standardized_targets(tmp_path):
     shifted.to_csv(tmp_path / "dms.csv", index=False)
     (tmp_path / "moved").mkdir()
     moved = tmp_path / "moved" / "mine.parquet"  # the same name: the same seeds
-    custom.binarize("mine", tmp_path / "dms.csv", moved, {"format": "proteingym",
-                    "binarization": "mutated", "folds": list(SCHEMES)})  # fmt: skip
+    custom.binarize(
+        "mine",
+        tmp_path / "dms.csv",
+        moved,
+        {"format": "proteingym", "binarization": "mutated", "folds": list(SCHEMES)},
+    )
     again, _ = load_table_split(DataSplit.from_dict(fold_data(moved, "fold_random_5", 0, True)))
     np.testing.assert_allclose(again.y_train, data.y_train)
     assert again.y_test.mean() > data.y_test.mean() + 10
@@ -127,23 +136,44 @@ def test_folds_that_cannot_be_had_are_refused_in_one_line(tmp_path):
 @pytest.mark.parametrize(
     "entry, key, words",
     [
-        (f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym, "
-         "folds: [fold_random_5, fold_diagonal_5]}}", "real.datasets.mine.folds.1",
-         "is not one of"),
-        (f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym, folds: []}}}}",
-         "real.datasets.mine.folds", "should be non-empty"),
-        (f"{{mine: {OWN}, file: a.csv, format: proteingym, folds: [fold_random_5]}}}}",
-         "real.datasets.mine.folds", "add protocol: proteingym"),
-        (f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: gym}}}}",
-         "real.datasets.mine.protocol", "is not one of"),
-        (f"{{gb1: {OWN}, protocol: proteingym}}}}", "real.datasets.gb1.protocol",
-         "applies to your own datasets"),
-        ("{mine: {file: a.csv, format: proteingym}}", "real.datasets.mine",
-         "'train_sizes' is a required property"),
-        ("{mine: {train_sizes: [10], file: a.csv, format: proteingym, protocol: proteingym}}",
-         "real.datasets.mine", "'val_size' is a dependency of 'train_sizes'"),
+        (
+            f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym, "
+            "folds: [fold_random_5, fold_diagonal_5]}}",
+            "real.datasets.mine.folds.1",
+            "is not one of",
+        ),
+        (
+            f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: proteingym, folds: []}}}}",
+            "real.datasets.mine.folds",
+            "should be non-empty",
+        ),
+        (
+            f"{{mine: {OWN}, file: a.csv, format: proteingym, folds: [fold_random_5]}}}}",
+            "real.datasets.mine.folds",
+            "add protocol: proteingym",
+        ),
+        (
+            f"{{mine: {OWN}, file: a.csv, format: proteingym, protocol: gym}}}}",
+            "real.datasets.mine.protocol",
+            "is not one of",
+        ),
+        (
+            f"{{gb1: {OWN}, protocol: proteingym}}}}",
+            "real.datasets.gb1.protocol",
+            "applies to your own datasets",
+        ),
+        (
+            "{mine: {file: a.csv, format: proteingym}}",
+            "real.datasets.mine",
+            "'train_sizes' is a required property",
+        ),
+        (
+            "{mine: {train_sizes: [10], file: a.csv, format: proteingym, protocol: proteingym}}",
+            "real.datasets.mine",
+            "'val_size' is a dependency of 'train_sizes'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_protocol_keys_are_checked_in_one_line(entry, key, words):
     from test_config import assert_own_dataset_refused
 
@@ -208,11 +238,15 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
     records = []
     for fold in range(5):
         path = tmp_path / f"lasso{fold}.parquet"
-        spec = BaselinesSpec.from_dict({
-            "dataset": "mine", "family": "lasso", "grid": {"alpha": [0.001, 0.1]},
-            "data": fold_data(out, "fold_random_5", fold, standardize=True),
-            "outputs": {"records": str(path)},
-        })  # fmt: skip
+        spec = BaselinesSpec.from_dict(
+            {
+                "dataset": "mine",
+                "family": "lasso",
+                "grid": {"alpha": [0.001, 0.1]},
+                "data": fold_data(out, "fold_random_5", fold, standardize=True),
+                "outputs": {"records": str(path)},
+            }
+        )
         frame = baselines_job(spec, log=lambda _: None)
         data, unit = load_table_split(spec.data)
         seed = derive_seed("baseline", "lasso", unit) % 2**32
@@ -240,12 +274,16 @@ def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
     from whcore.pipeline.jobs.train import TrainSpec, run_job
 
     _, out = binarized(tmp_path, ["fold_modulo_5"])
-    spec = TrainSpec.from_dict({
-        "method": "standard", "grid": [{}], "data": fold_data(out, "fold_modulo_5", 2),
-        "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 2},
-        "labels": {"experiment": "protocol", "dataset": "mine"},
-        "outputs": {"records": str(tmp_path / "runs")},
-    })  # fmt: skip
+    spec = TrainSpec.from_dict(
+        {
+            "method": "standard",
+            "grid": [{}],
+            "data": fold_data(out, "fold_modulo_5", 2),
+            "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 2},
+            "labels": {"experiment": "protocol", "dataset": "mine"},
+            "outputs": {"records": str(tmp_path / "runs")},
+        }
+    )
     (result,) = run_job(spec, "cpu")
     records = result.records
     assert set(records["scheme"]) == {"fold_modulo_5"} and set(records["fold"]) == {2}
@@ -281,8 +319,9 @@ def test_the_log_counts_genotypes_variants_and_merges_per_fold(tmp_path):
     # 'mutated' binarization: A1G, A1C and A1D are one genotype, of fold 0 (its first row's)
     rows = ["A1G,1,0", "A1C,2,0", "A1D,3,1", "C2D,4,1", "D3E,5,2", "E4F,6,3", "F5G,7,4"]
     path.write_text("mutant,DMS_score,fold_random_5\n" + "\n".join(rows) + "\n")
-    parsed = custom.parse(path, {"format": "proteingym", "binarization": "mutated",
-                                 "folds": ["fold_random_5"]})  # fmt: skip
+    parsed = custom.parse(
+        path, {"format": "proteingym", "binarization": "mutated", "folds": ["fold_random_5"]}
+    )
     assert parsed.fold_variants["fold_random_5"] == [2, 2, 1, 1, 1]
     assert "fold sizes [1, 1, 1, 1, 1] genotypes from [2, 2, 1, 1, 1] variants" in (
         parsed.summary()
@@ -296,8 +335,11 @@ def test_the_protocol_alone_plans_no_curve_and_its_report_reads_only_the_protoco
     assert not contract.outputs("train", experiment="real")
     assert not contract.outputs("baselines", experiment="real")
     assert len(contract.outputs("train", experiment="protocol", dataset="mine")) > 0
-    assert not [j for j in contract.jobs.values() if j.kind in ("epistasis", "aggregate")
-                and "real" in str(j.spec.to_dict())]  # fmt: skip
+    assert not [
+        j
+        for j in contract.jobs.values()
+        if j.kind in ("epistasis", "aggregate") and "real" in str(j.spec.to_dict())
+    ]
     (claims,) = [j for j in contract.jobs.values() if j.kind == "claims"]
     assert list(claims.inputs) == [contract.layout.protocol_table("mine")]
     assert "protocol_spearman" in contract.figures() and "fig5a_real_r2" not in contract.figures()
@@ -379,10 +421,14 @@ def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, mon
     table = published_table(with_folds=True).rename(columns={"DMS_score": "fitness"})
     table.to_csv(tmp_path / "gym.csv", index=False)
     out = tmp_path / "leaderboard_mine.parquet"
-    spec = {"dataset": "mine", "raw": str(tmp_path / "gym.csv"),
-            "source": {"format": "proteingym", "target_column": "fitness"},
-            "schemes": ["fold_random_5", "fold_modulo_5"], "methods": ["ridge", "hashwh"],
-            "outputs": {"table": str(out)}}  # fmt: skip
+    spec = {
+        "dataset": "mine",
+        "raw": str(tmp_path / "gym.csv"),
+        "source": {"format": "proteingym", "target_column": "fitness"},
+        "schemes": ["fold_random_5", "fold_modulo_5"],
+        "methods": ["ridge", "hashwh"],
+        "outputs": {"table": str(out)},
+    }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     assert whcore(["leaderboard", "--spec", str(tmp_path / "spec.json")]) in (0, None)
     board = pd.read_parquet(out)

@@ -129,10 +129,21 @@ def _ablation(amplitude_curve, forests=5):
     rows = []
     for seed, offset in enumerate([0.0, 0.01, -0.01, 0.02, 0.005][:forests]):
         for step, kept in enumerate([100, 50, 10]):
-            for order, value in (("degree", [0.9, 0.7, 0.3][step]),
-                                 ("amplitude", amplitude_curve[step] + offset * (step > 0))):  # fmt: skip
-                rows.append({"seed": seed, "step": step, "removed": 100 - kept, "kept": kept,
-                             "order": order, "test_r2": value, "forest_test_r2": 0.9})  # fmt: skip
+            for order, value in (
+                ("degree", [0.9, 0.7, 0.3][step]),
+                ("amplitude", amplitude_curve[step] + offset * (step > 0)),
+            ):
+                rows.append(
+                    {
+                        "seed": seed,
+                        "step": step,
+                        "removed": 100 - kept,
+                        "kept": kept,
+                        "order": order,
+                        "test_r2": value,
+                        "forest_test_r2": 0.9,
+                    }
+                )
     return pd.DataFrame(rows)
 
 

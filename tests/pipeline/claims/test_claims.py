@@ -55,16 +55,23 @@ def expect(case: str, verdict: str) -> None:
 
 # --- the spectrum experiment ----------------------------------------------------------------------
 
-SPECTRUM_VARIANTS = {"standard": ("standard", np.nan), "fullwh": ("fullwh", np.nan),
-                     "hashwh_b5": ("hashwh", 5.0), "hashwh_b8": ("hashwh", 8.0)}  # fmt: skip
+SPECTRUM_VARIANTS = {
+    "standard": ("standard", np.nan),
+    "fullwh": ("fullwh", np.nan),
+    "hashwh_b5": ("hashwh", 5.0),
+    "hashwh_b8": ("hashwh", 8.0),
+}
 
 
 def sae_curve(kind: str, epochs: int, key) -> np.ndarray:
     """A degree's SAE per epoch: falls then rises ("overfits"), falls monotonically, or is flat;
     epoch-to-epoch noise on top."""
     t = np.arange(epochs) / epochs
-    shape = {"overfits": 0.3 + 0.7 * (1 - t / 0.3) ** 2 * (t < 0.3) + 0.8 * (t - 0.3) * (t >= 0.3),
-             "monotone": 0.2 + 0.8 * np.exp(-5 * t), "flat": np.full(epochs, 0.5)}[kind]  # fmt: skip
+    shape = {
+        "overfits": 0.3 + 0.7 * (1 - t / 0.3) ** 2 * (t < 0.3) + 0.8 * (t - 0.3) * (t >= 0.3),
+        "monotone": 0.2 + 0.8 * np.exp(-5 * t),
+        "flat": np.full(epochs, 0.5),
+    }[kind]
     return shape + noise(epochs, key, 0.03)
 
 
@@ -77,20 +84,33 @@ def spectrum_tables(gain: float, std_curve="overfits", hashwh_curve="monotone", 
     for (dataset, size, dseed), seed in itertools.product(units, range(2)):
         base = noise(1, (dataset, size, dseed), 0.05)[0]  # the subsample's own level
         for variant, (method, b) in SPECTRUM_VARIANTS.items():
-            key = {"dataset": dataset, "variant": variant, "train_size": size,
-                   "data_seed": dseed, "seed": seed}  # fmt: skip
+            key = {
+                "dataset": dataset,
+                "variant": variant,
+                "train_size": size,
+                "data_seed": dseed,
+                "seed": seed,
+            }
             selected.append({**key, "method": method, "b": b, "best_epoch": 2, "diverged": False})
             better = {"hashwh_b8": gain, "hashwh_b5": gain / 2, "fullwh": gain}.get(variant, 0.0)
             jitter = base + noise(1, (*key.values(),))[0]
             kind = std_curve if variant == "standard" else hashwh_curve
             curves = {d: sae_curve(kind, epochs, (*key.values(), d)) for d in (2, 3)}
             for epoch in range(epochs):
-                epoch_rows.append({
-                    **key, "method": method, "b": b, "epoch": epoch,
-                    "amp_deg4": 0.5 + better + jitter, "amp_deg5": 0.3 + better + jitter,
-                    "sae_full": 0.8 - better + jitter, "sae_support": 0.6 - better + jitter,
-                    "sae_deg2": curves[2][epoch], "sae_deg3": curves[3][epoch],
-                })  # fmt: skip
+                epoch_rows.append(
+                    {
+                        **key,
+                        "method": method,
+                        "b": b,
+                        "epoch": epoch,
+                        "amp_deg4": 0.5 + better + jitter,
+                        "amp_deg5": 0.3 + better + jitter,
+                        "sae_full": 0.8 - better + jitter,
+                        "sae_support": 0.6 - better + jitter,
+                        "sae_deg2": curves[2][epoch],
+                        "sae_deg3": curves[3][epoch],
+                    }
+                )
     return {
         "spectrum_selected": pd.DataFrame(selected),
         "spectrum_epochs": pd.DataFrame(epoch_rows),
@@ -100,13 +120,19 @@ def spectrum_tables(gain: float, std_curve="overfits", hashwh_curve="monotone", 
 @pytest.mark.parametrize("case", CASES)
 def test_spectrum_comparisons(case):
     result = verdicts(spectrum_claims(spectrum_tables(0.2 * CASES[case])))
-    for cid in ("spectrum_learns_degree4", "spectrum_learns_degree5", "spectrum_lower_full_sae",
-                "spectrum_sae_improves_with_b", "spectrum_regularized_better_any_size"):  # fmt: skip
+    for cid in (
+        "spectrum_learns_degree4",
+        "spectrum_learns_degree5",
+        "spectrum_lower_full_sae",
+        "spectrum_sae_improves_with_b",
+        "spectrum_regularized_better_any_size",
+    ):
         expect(case, result[cid])
 
 
-@pytest.mark.parametrize("case,level", [("holds", 0.002), ("does not hold", 0.1),
-                                        ("noise only", 0.01)])  # fmt: skip
+@pytest.mark.parametrize(
+    "case,level", [("holds", 0.002), ("does not hold", 0.1), ("noise only", 0.01)]
+)
 def test_fullwh_learns_the_support_perfectly(case, level):
     """ "Perfectly": FullWH's support SAE below 1e-2 at the end of training, not merely below
     the standard network's."""
@@ -139,12 +165,17 @@ def test_every_hash_size_must_learn_the_high_degrees():
 
 @pytest.mark.parametrize(
     "case,std_curve,hashwh_curve",
-    [("holds", "overfits", "monotone"), ("does not hold", "monotone", "monotone"),
-     ("does not hold", "overfits", "overfits_more"), ("noise only", "flat", "flat")],
-)  # fmt: skip
+    [
+        ("holds", "overfits", "monotone"),
+        ("does not hold", "monotone", "monotone"),
+        ("does not hold", "overfits", "overfits_more"),
+        ("noise only", "flat", "flat"),
+    ],
+)
 def test_overfitting_claim(case, std_curve, hashwh_curve):
-    tables = spectrum_tables(0.2, std_curve, "overfits" if hashwh_curve == "overfits_more" else
-                             hashwh_curve)  # fmt: skip
+    tables = spectrum_tables(
+        0.2, std_curve, "overfits" if hashwh_curve == "overfits_more" else hashwh_curve
+    )
     if hashwh_curve == "overfits_more":  # HashWH rises twice as much as the standard network
         epochs = tables["spectrum_epochs"]
         hashed = epochs["method"] == "hashwh"
@@ -183,8 +214,12 @@ def test_overfitting_claim_needs_two_seeds_per_unit():
 
 # --- the synthetic experiment ---------------------------------------------------------------------
 
-SYNTHETIC_VARIANTS = {"standard": ("standard", np.nan), "ens": ("ens", np.nan),
-                      "hashwh_b7": ("hashwh", 7.0), "hashwh_b10": ("hashwh", 10.0)}  # fmt: skip
+SYNTHETIC_VARIANTS = {
+    "standard": ("standard", np.nan),
+    "ens": ("ens", np.nan),
+    "hashwh_b7": ("hashwh", 7.0),
+    "hashwh_b10": ("hashwh", 10.0),
+}
 
 
 def synthetic_selected(effect: float, ens_effect: float = 0.0, units: int = 4, seeds: int = 2):
@@ -192,15 +227,28 @@ def synthetic_selected(effect: float, ens_effect: float = 0.0, units: int = 4, s
     EN-S above the standard by ``ens_effect``; ``units`` g* draws (the units) with 2 data seeds
     each; draws differ (spread 0.05), data seeds and seeds barely."""
     rows = []
-    for n, c, draw, dseed, seed in itertools.product([25, 50], [1, 2], range(units), range(2),
-                                                     range(seeds)):  # fmt: skip
+    for n, c, draw, dseed, seed in itertools.product(
+        [25, 50], [1, 2], range(units), range(2), range(seeds)
+    ):
         base = 0.5 + noise(1, (n, c, draw), 0.05)[0] + noise(1, (n, c, draw, dseed), 0.01)[0]
         for variant, (method, b) in SYNTHETIC_VARIANTS.items():
             value = base + noise(1, (n, c, draw, dseed, seed, variant), 0.01)[0]
             value += effect if method == "hashwh" else ens_effect if method == "ens" else 0.0
-            rows.append({"n": n, "c": c, "draw": draw, "data_seed": dseed, "seed": seed,
-                         "variant": variant, "method": method, "b": b, "test_r2": value,
-                         "val_r2": value, "diverged": False})  # fmt: skip
+            rows.append(
+                {
+                    "n": n,
+                    "c": c,
+                    "draw": draw,
+                    "data_seed": dseed,
+                    "seed": seed,
+                    "variant": variant,
+                    "method": method,
+                    "b": b,
+                    "test_r2": value,
+                    "val_r2": value,
+                    "diverged": False,
+                }
+            )
     return {"synthetic_selected": pd.DataFrame(rows)}
 
 
@@ -239,8 +287,9 @@ def test_a_method_that_diverges_more_often_cannot_win_a_cell():
     assert verdicts(synthetic_claims(tables))["synthetic_hashwh_beats_standard"] == FAILS
 
 
-@pytest.mark.parametrize("case,ens_effect", [("holds", 0.0), ("does not hold", 0.2),
-                                             ("holds", -0.2)])  # fmt: skip
+@pytest.mark.parametrize(
+    "case,ens_effect", [("holds", 0.0), ("does not hold", 0.2), ("holds", -0.2)]
+)
 def test_ens_no_improvement_is_one_sided(case, ens_effect):
     """ "No significant improvement": an EN-S much worse than the standard network satisfies it."""
     tables = synthetic_selected(0.0, ens_effect=ens_effect, units=8)
@@ -264,19 +313,35 @@ def synthetic_runs(speedup: float, units: int = 5, jitter: float = 0.05, slow_b1
     epochs = np.arange(1, 61)
     for dseed, variant in itertools.product(range(units), ["ens", "hashwh_b7", "hashwh_b10"]):
         method, b = SYNTHETIC_VARIANTS[variant]
-        per_epoch = (speedup if method == "ens" else 1.0) * np.exp(noise(1, (dseed, variant),
-                                                                         jitter)[0])  # fmt: skip
+        per_epoch = (speedup if method == "ens" else 1.0) * np.exp(
+            noise(1, (dseed, variant), jitter)[0]
+        )
         r2 = 0.8 * (1 - np.exp(-epochs / 10))
         if slow_b10 and variant == "hashwh_b10":
             r2 = 0.4 * r2  # never reaches EN-S's higher levels
-        rows.append(pd.DataFrame({"n": 50, "c": 5, "draw": dseed, "data_seed": 0, "seed": 0,
-                                  "variant": variant, "method": method, "b": b, "epoch": epochs,
-                                  "cum_time": per_epoch * epochs, "max_test_r2": r2}))  # fmt: skip
+        rows.append(
+            pd.DataFrame(
+                {
+                    "n": 50,
+                    "c": 5,
+                    "draw": dseed,
+                    "data_seed": 0,
+                    "seed": 0,
+                    "variant": variant,
+                    "method": method,
+                    "b": b,
+                    "epoch": epochs,
+                    "cum_time": per_epoch * epochs,
+                    "max_test_r2": r2,
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
-@pytest.mark.parametrize("case,speedup", [("holds", 40.0), ("does not hold", 2.0),
-                                          ("noise only", 10.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    "case,speedup", [("holds", 40.0), ("does not hold", 2.0), ("noise only", 10.0)]
+)
 def test_speed_claim(case, speedup):
     tables = {**synthetic_selected(0.0), "synthetic_runs": synthetic_runs(speedup)}
     claims = synthetic_claims(tables, {"runtime_n": 50, "runtime_c": 5})
@@ -285,8 +350,11 @@ def test_speed_claim(case, speedup):
 
 def test_speed_claim_fails_where_hashwh_never_reaches_a_level():
     tables = {**synthetic_selected(0.0), "synthetic_runs": synthetic_runs(40.0, slow_b10=True)}
-    claim = next(c for c in synthetic_claims(tables, {"runtime_n": 50, "runtime_c": 5})
-                 if c.id == "synthetic_hashwh_faster_than_ens")  # fmt: skip
+    claim = next(
+        c
+        for c in synthetic_claims(tables, {"runtime_n": 50, "runtime_c": 5})
+        if c.id == "synthetic_hashwh_faster_than_ens"
+    )
     assert claim.verdict == FAILS and "never reached" in claim.details
 
 
@@ -310,14 +378,34 @@ def real_selected(effect: float, units: int = 5, baseline_effect: float | None =
             value = base + noise(1, (dataset, size, dseed, variant), 0.03)[0]
             value += noise(1, (dataset, size, dseed, seed, variant))[0]
             value += effect if variant == "hashwh" else 0.0
-            rows.append({"dataset": dataset, "train_size": size, "data_seed": dseed,
-                         "seed": seed, "variant": variant, "method": variant, "test_r2": value,
-                         "val_r2": value, "diverged": False})  # fmt: skip
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "train_size": size,
+                    "data_seed": dseed,
+                    "seed": seed,
+                    "variant": variant,
+                    "method": variant,
+                    "test_r2": value,
+                    "val_r2": value,
+                    "diverged": False,
+                }
+            )
         for family in ("lasso", "rf", "xgboost"):
             value = base - (baseline_effect - effect) + noise(1, (dataset, size, dseed, family))[0]
-            rows.append({"dataset": dataset, "train_size": size, "data_seed": dseed, "seed": -1,
-                         "variant": family, "method": family, "test_r2": value, "val_r2": value,
-                         "diverged": False})  # fmt: skip
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "train_size": size,
+                    "data_seed": dseed,
+                    "seed": -1,
+                    "variant": family,
+                    "method": family,
+                    "test_r2": value,
+                    "val_r2": value,
+                    "diverged": False,
+                }
+            )
     return {"real_selected": pd.DataFrame(rows)}
 
 
@@ -364,8 +452,10 @@ def test_entacmaea_thresholds():
         return {"entacmaea_energy": pd.DataFrame({"degree": range(6), "top_fraction": shares})}
 
     measured = verdicts(entacmaea_claims(table([0, 0.142, 0.762, 0.061, 0.030, 0.005])))
-    assert measured == {"entacmaea_high_degree_energy": FAILS,
-                        "entacmaea_high_degree_non_negligible": HOLDS}  # fmt: skip
+    assert measured == {
+        "entacmaea_high_degree_energy": FAILS,
+        "entacmaea_high_degree_non_negligible": HOLDS,
+    }
     even = verdicts(entacmaea_claims(table([0, 0.2, 0.4, 0.2, 0.15, 0.05])))
     assert even["entacmaea_high_degree_energy"] == HOLDS
     tiny = verdicts(entacmaea_claims(table([0, 0.5, 0.48, 0.01, 0.01, 0.0])))
@@ -387,8 +477,10 @@ def test_units_needed_reaches_the_power_by_simulation():
     assert n is not None and 25 <= n <= 30  # about (1.645 + 0.84)^2 / 0.25
     assert claim_power(0.5, 1.0, n) >= 0.8 > claim_power(0.5, 1.0, n - 1)
     rng = np.random.default_rng(0)
-    hits = [stats.ttest_1samp(rng.normal(0.5, 1.0, n), 0, alternative="greater").pvalue < 0.05
-            for _ in range(2000)]  # fmt: skip
+    hits = [
+        stats.ttest_1samp(rng.normal(0.5, 1.0, n), 0, alternative="greater").pvalue < 0.05
+        for _ in range(2000)
+    ]
     assert np.mean(hits) >= 0.78
     assert units_needed(1.0, effect=-0.1) is None
     # Over 4 cells every cell must hold, each at the Holm level: more units per cell.
@@ -399,8 +491,12 @@ def test_correction_over_all_claims_can_undo_a_marginal_holds():
     def claim(cid, p, verdict=HOLDS):
         return Claim(cid, "q", "t", "s", verdict, p_value=p)
 
-    claims = [claim("strong", 0.001), claim("marginal", 0.04), claim("exact", None),
-              claim("other", 0.03, UNSURE)]  # fmt: skip
+    claims = [
+        claim("strong", 0.001),
+        claim("marginal", 0.04),
+        claim("exact", None),
+        claim("other", 0.03, UNSURE),
+    ]
     correct_across(claims)
     assert [c.across for c in claims] == [HOLDS, UNSURE, HOLDS, UNSURE]
 
@@ -412,8 +508,12 @@ def test_a_refutation_is_corrected_over_claims_like_a_holds():
     def claim(cid, verdict, p_holds, p_refute):
         return Claim(cid, "q", "t", "s", verdict, p_value=p_holds, p_refute=p_refute)
 
-    claims = [claim("strong no", FAILS, 1.0, 1e-4), claim("marginal no", FAILS, 1.0, 0.03),
-              claim("strong yes", HOLDS, 1e-4, 1.0), claim("open", UNSURE, 0.2, 0.3)]  # fmt: skip
+    claims = [
+        claim("strong no", FAILS, 1.0, 1e-4),
+        claim("marginal no", FAILS, 1.0, 0.03),
+        claim("strong yes", HOLDS, 1e-4, 1.0),
+        claim("open", UNSURE, 0.2, 0.3),
+    ]
     correct_across(claims)
     assert [c.across for c in claims] == [FAILS, UNSURE, HOLDS, UNSURE]
     assert claims[1].p_refute_across == pytest.approx(0.03 * 6)  # Holm: third smallest of 8
@@ -424,8 +524,15 @@ def test_every_cell_claims_are_intersection_union_tests():
     holds; Holm inside would have needed each p below 0.0025."""
     units = np.array([-1.0, -0.5, 0.0, 0.5, 1.0, -1.0, -0.5, 0.0, 0.5, 1.0])
     shift = 2.5 * units.std(ddof=1) / np.sqrt(len(units))
-    pairs = pd.DataFrame({"cell": np.repeat(range(20), 10), "a": np.tile(units + shift, 20),
-                          "b": 0.0, "a_diverged": False, "b_diverged": False})  # fmt: skip
+    pairs = pd.DataFrame(
+        {
+            "cell": np.repeat(range(20), 10),
+            "a": np.tile(units + shift, 20),
+            "b": 0.0,
+            "a_diverged": False,
+            "b_diverged": False,
+        }
+    )
     result = cells_verdict(compare_cells(pairs, ["cell"]))
     assert result.verdict == HOLDS and 0.01 < result.p_value < ALPHA
     # The same cells as "nearly all" use Holm over the cells: not enough.
@@ -489,9 +596,16 @@ def test_what_settles_a_claim_reads_the_sign_it_measured():
 def test_one_cell_against_the_claim_is_enough_to_say_no_units_settle_it():
     """An every-cell claim with one cell at or below 0 cannot be settled in its favour, whatever
     the mean over cells; "nearly all" tolerates its share of such cells."""
-    pairs = pd.DataFrame({"cell": np.repeat([0, 1, 2, 3, 4], 6), "unit": np.tile(range(6), 5),
-                          "a": np.tile(np.linspace(0, 0.2, 6), 5) + np.repeat([1, 1, 1, 1, -0.2], 6),
-                          "b": 0.0, "a_diverged": False, "b_diverged": False})  # fmt: skip
+    pairs = pd.DataFrame(
+        {
+            "cell": np.repeat([0, 1, 2, 3, 4], 6),
+            "unit": np.tile(range(6), 5),
+            "a": np.tile(np.linspace(0, 0.2, 6), 5) + np.repeat([1, 1, 1, 1, -0.2], 6),
+            "b": 0.0,
+            "a_diverged": False,
+            "b_diverged": False,
+        }
+    )
     assert needed_line(pairs, ["cell"]).startswith("no number of units settles it in favour")
     assert "units per cell would give it 80% power" in needed_line(pairs, ["cell"], share=0.8)
 
@@ -510,17 +624,20 @@ def _shared_rival_pairs(rng, units, effects, own_sd, rival_sd):
                 "a_diverged": False,
                 "b_diverged": False,
             }
-        )  # fmt: skip
+        )
         for j, effect in enumerate(effects)
     ]
     return pd.concat(frames, ignore_index=True)
 
 
-@pytest.mark.parametrize("shape,effects,own_sd,rival_sd,units", [
-    ("equal cells", [0.5] * 4, 1.0, 0.0, 12),
-    ("one weak cell", [1.0, 1.0, 1.0, 0.35], 1.0, 0.0, 12),
-    ("correlated rivals", [0.6] * 5, 0.5, 1.0, 8),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "shape,effects,own_sd,rival_sd,units",
+    [
+        ("equal cells", [0.5] * 4, 1.0, 0.0, 12),
+        ("one weak cell", [1.0, 1.0, 1.0, 0.35], 1.0, 0.0, 12),
+        ("correlated rivals", [0.6] * 5, 0.5, 1.0, 8),
+    ],
+)
 def test_predicted_power_matches_the_engine(shape, effects, own_sd, rival_sd, units):
     """The power the units-needed line is built on (``simulated_power``, from per-cell means
     and the covariance of the units, as ``cell_moments`` estimates them) against the share of
@@ -534,7 +651,7 @@ def test_predicted_power_matches_the_engine(shape, effects, own_sd, rival_sd, un
             cells_verdict(
                 compare_cells(_shared_rival_pairs(rng, units, effects, own_sd, rival_sd), ["cell"])
             ).verdict
-            == HOLDS  # fmt: skip
+            == HOLDS
             for _ in range(1000)
         )
         / 1000
@@ -572,8 +689,9 @@ def test_a_report_of_one_unit_per_cell_prints_no_nan_and_says_what_it_can_decide
 def test_overfitting_claim_with_hashwh_missing_from_a_train_size():
     tables = spectrum_tables(0.2)
     epochs = tables["spectrum_epochs"]
-    tables["spectrum_epochs"] = epochs[~((epochs["variant"] == "hashwh_b8") &
-                                         (epochs["train_size"] == 100))]  # fmt: skip
+    tables["spectrum_epochs"] = epochs[
+        ~((epochs["variant"] == "hashwh_b8") & (epochs["train_size"] == 100))
+    ]
     claim = next(c for c in spectrum_claims(tables) if c.id.endswith("overfits_low_degrees"))
     assert claim.verdict == UNSURE  # the standard network rises, HashWH untested at one size
 
@@ -609,8 +727,10 @@ def test_standard_full_above_support(case):
         "noise only": (0.5, 0.5, 0.0),
     }
     full, support, reg_gap = gap[case]
-    reg = {v: {"sae_full": 0.3 + reg_gap, "sae_support": 0.3} for v in
-           ("fullwh", "ens", "hashwh_b5", "hashwh_b7", "hashwh_b8")}  # fmt: skip
+    reg = {
+        v: {"sae_full": 0.3 + reg_gap, "sae_support": 0.3}
+        for v in ("fullwh", "ens", "hashwh_b5", "hashwh_b7", "hashwh_b8")
+    }
     tables = _spectrum(case, 0.01, standard={"sae_full": full, "sae_support": support}, **reg)
     expect(case, verdicts(spectrum_claims(tables))["spectrum_standard_full_above_support"])
 
@@ -649,8 +769,9 @@ def test_low_degrees_learned_first(case):
     from test_calibration import amplitude_curves
 
     delay = {"holds": 15.0, "does not hold": -15.0, "noise only": 0.0}[case]
-    tables = spectrum_tables(np.random.default_rng(5), spectrum_levels(), 120,
-                             amplitude_curves(delay, jitter=2.0))  # fmt: skip
+    tables = spectrum_tables(
+        np.random.default_rng(5), spectrum_levels(), 120, amplitude_curves(delay, jitter=2.0)
+    )
     expect(case, verdicts(spectrum_claims(tables))["spectrum_low_degrees_learned_first"])
 
 
@@ -668,8 +789,11 @@ def test_synthetic_larger_b_better(case):
 def test_real_gain_largest_low_data(case):
     from calibration_tables import real_selected
 
-    gains = {"holds": {40: 0.3, 120: 0.1, 200: 0.0}, "does not hold": {40: 0.0, 120: 0.1, 200: 0.3},
-             "noise only": {40: 0.1, 120: 0.1, 200: 0.1}}[case]  # fmt: skip
+    gains = {
+        "holds": {40: 0.3, 120: 0.1, 200: 0.0},
+        "does not hold": {40: 0.0, 120: 0.1, 200: 0.3},
+        "noise only": {40: 0.1, 120: 0.1, 200: 0.1},
+    }[case]
     result = verdicts(real_claims(real_selected(np.random.default_rng(3), gains)))
     expect(case, result["real_gain_largest_low_data"])
 
@@ -696,5 +820,8 @@ def test_hashing_lemma_simulation():
     assert pairs.mean() == pytest.approx(10 * 9 / 16, rel=0.03)
     assert first.mean() == pytest.approx(1 - (1 - 1 / 16) ** 9, abs=0.01)
     result = verdicts(hashing_claims())
-    assert result == {"hashing_collision_count": FAILS, "hashing_collisions_linear_in_buckets": HOLDS,
-                      "hashing_collision_bound": HOLDS}  # fmt: skip
+    assert result == {
+        "hashing_collision_count": FAILS,
+        "hashing_collisions_linear_in_buckets": HOLDS,
+        "hashing_collision_bound": HOLDS,
+    }

@@ -64,8 +64,11 @@ def check_macros(claims: list[dict], macros: dict[str, str]) -> None:
         assert macros[stem + "Across"] == claim["across"]
         assert untex(macros.get(stem + "Effect", "")) == claim["effect"], claim["id"]
         assert untex(macros.get(stem + "Units", "")) == claim["units"], claim["id"]
-        for suffix, key in (("PValue", "p_value"), ("PRefute", "p_refute"),
-                            ("PRefuteAcross", "p_refute_across")):  # fmt: skip
+        for suffix, key in (
+            ("PValue", "p_value"),
+            ("PRefute", "p_refute"),
+            ("PRefuteAcross", "p_refute_across"),
+        ):
             assert macros.get(stem + suffix, "") == format_p(claim.get(key)), (claim["id"], key)
         if stem + "Mean" in macros:
             assert f"{float(macros[stem + 'Mean']):+.4f}" == macros[stem + "Mean"]
@@ -109,8 +112,9 @@ def test_effect_numbers_read_what_describe_effect_wrote():
         effect, uncertainty, _ = describe_effect(frame, "test R^2 (HashWH - standard)")
         numbers = effect_numbers(effect, uncertainty)
         assert float(numbers["mean"]) == pytest.approx(frame["mean"].mean(), abs=1e-4)
-        assert set(numbers) == ({"mean", "ci_low", "ci_high"} |
-                                ({"low", "high"} if cells > 1 else set()))  # fmt: skip
+        assert set(numbers) == (
+            {"mean", "ci_low", "ci_high"} | ({"low", "high"} if cells > 1 else set())
+        )
         weakest = frame.loc[frame["mean"].idxmin()]
         half = stats.t.ppf(0.975, 4) * weakest["sem"]
         assert float(numbers["ci_low"]) == pytest.approx(weakest["mean"] - half, abs=1e-4)

@@ -40,8 +40,11 @@ def expect(case: str, verdict: str) -> None:
 
 def flat_levels() -> dict:
     """Every method alike at every train size and through training: no effect anywhere."""
-    same = {**{f"amp{d}": 0.5 for d in range(1, 6)}, **{f"energy{d}": 0.0 for d in range(1, 6)},
-            **{f"growth{d}": 0.0 for d in range(1, 6)}}  # fmt: skip
+    same = {
+        **{f"amp{d}": 0.5 for d in range(1, 6)},
+        **{f"energy{d}": 0.0 for d in range(1, 6)},
+        **{f"growth{d}": 0.0 for d in range(1, 6)},
+    }
     return {v: dict(same) for v in paper_levels()}
 
 
@@ -78,8 +81,11 @@ REVERSED = {
 
 
 def spectrum_case(case: str, cid: str, seed: int = 0):
-    levels = {"holds": paper_levels(), "noise only": flat_levels(),
-              "does not hold": with_changes(paper_levels(), **REVERSED.get(cid, {}))}[case]  # fmt: skip
+    levels = {
+        "holds": paper_levels(),
+        "noise only": flat_levels(),
+        "does not hold": with_changes(paper_levels(), **REVERSED.get(cid, {})),
+    }[case]
     return spectrum_tables(np.random.default_rng(seed), levels)
 
 
@@ -100,7 +106,7 @@ def test_spectrum_energy_and_amplitude_claims(case, cid):
         ("spectrum_standard_low_energy_keeps_rising", "energy_deg2", "no column energy_deg2"),
         ("spectrum_larger_b_learns_high_degrees", "amp_deg4", "no column amp_err4"),
     ],
-)  # fmt: skip
+)
 def test_spectrum_claims_without_their_column_are_not_evaluated(cid, dropped, why):
     tables = spectrum_case("holds", cid)
     tables["spectrum_epochs"] = tables["spectrum_epochs"].drop(columns=dropped)
@@ -112,8 +118,11 @@ def test_claims_that_need_two_hash_sizes_or_train_sizes_say_so():
     tables = spectrum_case("holds", "")
     for name in tables:
         frame = tables[name]
-        tables[name] = frame[(frame["variant"] != "hashwh_b5") & (frame["variant"] != "hashwh_b7")
-                             & (frame["train_size"] == 200)]  # fmt: skip
+        tables[name] = frame[
+            (frame["variant"] != "hashwh_b5")
+            & (frame["variant"] != "hashwh_b7")
+            & (frame["train_size"] == 200)
+        ]
     claims = spectrum_comparisons(tables)
     assert (
         "fewer than two HashWH"
@@ -128,8 +137,11 @@ def test_claims_that_need_two_hash_sizes_or_train_sizes_say_so():
 def test_the_figure3_caption_is_judged_at_the_figures_train_size():
     """Figure 3 shows train size 200: a reversal at size 100 only leaves its caption's claim
     standing and fails the appendix's claim over every size."""
-    levels = with_changes(paper_levels(), standard={"amp4": {100: 0.9, 200: 0.0}},
-                          **_each(REGULARIZED, amp4={100: 0.0, 200: 0.9}))  # fmt: skip
+    levels = with_changes(
+        paper_levels(),
+        standard={"amp4": {100: 0.9, 200: 0.0}},
+        **_each(REGULARIZED, amp4={100: 0.0, 200: 0.9}),
+    )
     claims = spectrum_comparisons(spectrum_tables(np.random.default_rng(1), levels))
     assert verdict_of(claims, "spectrum_regularized_energy_by_degree").verdict == HOLDS
     assert verdict_of(claims, "spectrum_regularized_high_energy").verdict == FAILS
@@ -159,8 +171,11 @@ FLAT = dict.fromkeys(B_R2, 0.5)
 @pytest.mark.parametrize("case", CASES)
 def test_b_trades_time_for_generalization(case):
     faster = {**B_TIME, "hashwh_b10": -0.5, "hashwh_b13": -1.0}  # a larger b trains faster
-    r2, time = {"holds": (B_R2, B_TIME), "does not hold": (B_R2, faster),
-                "noise only": (FLAT, dict.fromkeys(B_TIME, 1.0))}[case]  # fmt: skip
+    r2, time = {
+        "holds": (B_R2, B_TIME),
+        "does not hold": (B_R2, faster),
+        "noise only": (FLAT, dict.fromkeys(B_TIME, 1.0)),
+    }[case]
     claims = synthetic_claims(synthetic_selected(np.random.default_rng(3), r2, time))
     expect(case, verdict_of(claims, "synthetic_b_trades_time_for_generalization").verdict)
 
@@ -177,15 +192,21 @@ def test_b_trade_off_needs_models_timed_one_at_a_time():
 def _lost_in_draw(draw: int) -> dict:
     """HashWH 0.3 above its rivals, except in one g* draw where it is 0.3 below."""
     up = {(c, d): 0.8 if d != draw else 0.2 for c in (1, 2, 3) for d in range(3)}
-    return {"standard": 0.5, "ens": 0.5, **dict.fromkeys(["hashwh_b7", "hashwh_b10",
-                                                          "hashwh_b13"], up)}  # fmt: skip
+    return {
+        "standard": 0.5,
+        "ens": 0.5,
+        **dict.fromkeys(["hashwh_b7", "hashwh_b10", "hashwh_b13"], up),
+    }
 
 
 @pytest.mark.parametrize("rival", ["standard", "ens"])
 @pytest.mark.parametrize("case", CASES)
 def test_hashwh_beats_its_rivals_in_each_draw(case, rival):
-    r2 = {"holds": {**FLAT, **dict.fromkeys(["hashwh_b7", "hashwh_b10", "hashwh_b13"], 0.8)},
-          "does not hold": _lost_in_draw(1), "noise only": FLAT}[case]  # fmt: skip
+    r2 = {
+        "holds": {**FLAT, **dict.fromkeys(["hashwh_b7", "hashwh_b10", "hashwh_b13"], 0.8)},
+        "does not hold": _lost_in_draw(1),
+        "noise only": FLAT,
+    }[case]
     claims = synthetic_claims(synthetic_selected(np.random.default_rng(4), r2, B_TIME))
     expect(case, verdict_of(claims, f"synthetic_hashwh_beats_{rival}_each_draw").verdict)
 
@@ -212,18 +233,21 @@ REAL_TIME = {**dict.fromkeys(REAL_METHODS, 1.0), "lasso": -1.0}
 
 @pytest.mark.parametrize("case", CASES)
 def test_lasso_fastest_poor_generalization(case):
-    r2, time = {"holds": (REAL_R2, REAL_TIME),
-                "does not hold": (REAL_R2, {**REAL_TIME, "rf": -2.0}),  # a faster forest
-                "noise only": (dict.fromkeys(REAL_METHODS, 0.5),
-                               dict.fromkeys(REAL_METHODS, 1.0))}[case]  # fmt: skip
+    r2, time = {
+        "holds": (REAL_R2, REAL_TIME),
+        "does not hold": (REAL_R2, {**REAL_TIME, "rf": -2.0}),  # a faster forest
+        "noise only": (dict.fromkeys(REAL_METHODS, 0.5), dict.fromkeys(REAL_METHODS, 1.0)),
+    }[case]
     claims = real_claims(real_selected(np.random.default_rng(6), r2, time))
     expect(case, verdict_of(claims, "real_lasso_fastest_poor_generalization").verdict)
 
 
 def test_lasso_generalizing_as_well_as_hashwh_fails_the_second_part():
     r2 = {**REAL_R2, "lasso": 0.9}
-    claim = verdict_of(real_claims(real_selected(np.random.default_rng(7), r2, REAL_TIME)),
-                       "real_lasso_fastest_poor_generalization")  # fmt: skip
+    claim = verdict_of(
+        real_claims(real_selected(np.random.default_rng(7), r2, REAL_TIME)),
+        "real_lasso_fastest_poor_generalization",
+    )
     assert claim.verdict == FAILS and "fastest: holds" in claim.details
 
 
@@ -232,6 +256,7 @@ def test_lasso_claim_without_times_or_lasso_is_not_evaluated():
     frame = tables["real_selected"]
     untimed = frame.drop(columns=["train_time", "timed_alone"])
     for changed in (untimed, frame[frame["variant"] != "lasso"]):
-        claim = verdict_of(real_claims({"real_selected": changed}),
-                           "real_lasso_fastest_poor_generalization")  # fmt: skip
+        claim = verdict_of(
+            real_claims({"real_selected": changed}), "real_lasso_fastest_poor_generalization"
+        )
         assert claim.verdict == SKIPPED and "Lasso" in claim.details

@@ -62,8 +62,15 @@ def test_units_with_the_same_data_seed_see_different_inputs_and_splits(tmp_path)
     for draw in (0, 1):
         path = tmp_path / f"draw{draw}.json"
         degree_ladder(10, 5, draw).to_json(path)
-        data = {"source": "synthetic", "path": str(path), "train_size": 100, "val_size": 200,
-                "test_size": 0, "data_seed": 0, "standardize": False}  # fmt: skip
+        data = {
+            "source": "synthetic",
+            "path": str(path),
+            "train_size": 100,
+            "val_size": 200,
+            "test_size": 0,
+            "data_seed": 0,
+            "standardize": False,
+        }
         loaded, _, unit = load_job_data(DataSplit.from_dict(data))
         splits.append((loaded.x_train, unit))
     (x0, unit0), (x1, unit1) = splits

@@ -27,8 +27,18 @@ def selected_table(seed=0) -> pd.DataFrame:
         for seed_ in SEEDS:
             for b, shift in ((4, 0.0), (6, -0.3)):
                 noise = rng.normal(0, 0.02)
-                rows.append(("hashwh", b, seed_, size, dseed, base + 0.1 * (size == 100) + shift
-                             + noise, base + shift + noise, False))  # fmt: skip
+                rows.append(
+                    (
+                        "hashwh",
+                        b,
+                        seed_,
+                        size,
+                        dseed,
+                        base + 0.1 * (size == 100) + shift + noise,
+                        base + shift + noise,
+                        False,
+                    )
+                )
             noise = rng.normal(0, 0.02)
             diverged = size == 400 and dseed == 0 and seed_ == 1
             rows.append(("standard", None, seed_, size, dseed, base + noise, base, diverged))
@@ -44,9 +54,13 @@ def selected_table(seed=0) -> pd.DataFrame:
 def slow_unit_value(table, method, size, dseed):
     values = []
     for seed in sorted(set(table["seed"])):
-        runs = table[(table["method"] == method) & (table["train_size"] == size)
-                     & (table["data_seed"] == dseed) & (table["seed"] == seed)
-                     & ~table["diverged"]]  # fmt: skip
+        runs = table[
+            (table["method"] == method)
+            & (table["train_size"] == size)
+            & (table["data_seed"] == dseed)
+            & (table["seed"] == seed)
+            & ~table["diverged"]
+        ]
         if len(runs):
             values.append(runs.loc[runs["val_r2"].idxmax(), "test_r2"])
     return np.mean(values) if values else np.nan

@@ -120,9 +120,14 @@ def test_edge_values_are_accepted(key, value):
 
 @pytest.mark.parametrize(
     "path",
-    [".test/config.yaml", "config/quick.yaml", "config/faithful.yaml",
-     "config/workstation.yaml", "config/config.yaml"],
-)  # fmt: skip
+    [
+        ".test/config.yaml",
+        "config/quick.yaml",
+        "config/faithful.yaml",
+        "config/workstation.yaml",
+        "config/config.yaml",
+    ],
+)
 def test_shipped_configs_validate(path):
     validate(load(ROOT / path))
 
@@ -149,8 +154,11 @@ def test_memory_limit_follows_the_estimate():
     from whcore.core.footprint import penalty_points, training_bytes
     from whcore.pipeline.contract.config import _check_memory
 
-    exp = {"seeds": [0, 1], "methods": {"hashwh": {"b": [8], "lam": [0.1, 1.0]}},
-           "training": {"width": 2, "batch_size": 16}}  # fmt: skip
+    exp = {
+        "seeds": [0, 1],
+        "methods": {"hashwh": {"b": [8], "lam": [0.1, 1.0]}},
+        "training": {"width": 2, "batch_size": 16},
+    }
     need = training_bytes(10, 2, 4, 16 + penalty_points("hashwh", {"b": 8}, 10))
     _check_memory(exp, 10, "synthetic", limit=need)
     with pytest.raises(ConfigError, match="config key synthetic.methods.hashwh.b: "):
@@ -175,8 +183,15 @@ def test_a_yaml_syntax_error_in_a_config_file_names_the_file_and_the_line(tmp_pa
 def own_dataset(name: str = "mine", **keys) -> dict:
     """The tiny configuration with one own dataset ``name`` of ``keys`` (beside a valid entry)."""
     config = load()
-    entry = {"file": "d.csv", "format": "sequences", "target_column": "y", "train_sizes": [10],
-             "val_size": "rest", "test_size": "rest", **keys}  # fmt: skip
+    entry = {
+        "file": "d.csv",
+        "format": "sequences",
+        "target_column": "y",
+        "train_sizes": [10],
+        "val_size": "rest",
+        "test_size": "rest",
+        **keys,
+    }
     config["real"]["datasets"] = {name: entry}
     config["real"]["runtime_dataset"] = name
     return config

@@ -93,8 +93,15 @@ def test_every_job_kind_of_the_tiny_config():
 
 def test_a_spec_holds_what_determines_the_result_only():
     train = next(job for job in contract().jobs.values() if job.kind == "train")
-    assert set(train.spec.to_dict()) == {"labels", "method", "grid", "data", "training", "spectrum",
-                               "outputs"}  # fmt: skip
+    assert set(train.spec.to_dict()) == {
+        "labels",
+        "method",
+        "grid",
+        "data",
+        "training",
+        "spectrum",
+        "outputs",
+    }
     assert (
         "device" not in train.spec.training.to_dict()
         and "log_every" not in train.spec.training.to_dict()
@@ -142,8 +149,11 @@ def test_the_ens_decoder_is_a_grid_parameter():
     assert "decoder" not in params_r  # the default stays implicit: the same job as before
     assert param_tag(params_ref) == "decoderreference_lam0.1_m3_rho0.1"
     jobs = contract(**{"spectrum.methods.ens.decoder": ["reference"]}).jobs.values()
-    specs = [j.spec for j in jobs if j.kind == "train" and j.spec.method == "ens"
-             and j.labels["experiment"] == "spectrum"]  # fmt: skip
+    specs = [
+        j.spec
+        for j in jobs
+        if j.kind == "train" and j.spec.method == "ens" and j.labels["experiment"] == "spectrum"
+    ]
     assert specs and all(s.grid[0]["decoder"] == "reference" for s in specs)
 
 
@@ -155,8 +165,11 @@ def test_one_job_trains_the_weights_of_a_method_and_b_together():
     assert len(jobs) == 5 * 5 * 4 * 6 + 3 * 3 * 8 * 5 * 5 + 3 * 10 * 5 * 5 + 10 * 5 * 6
     hashwh = next(j for j in jobs if j.spec.method == "hashwh")
     assert [(p["b"], p["lam"]) for p in hashwh.spec.grid] == [
-        (5, 0.0001), (5, 0.001), (5, 0.01), (5, 0.1)
-    ]  # fmt: skip
+        (5, 0.0001),
+        (5, 0.001),
+        (5, 0.01),
+        (5, 0.1),
+    ]
     assert hashwh.spec.outputs["records"].endswith("/hashwh/b5/size100_dseed0")
     ens = next(j for j in jobs if j.spec.method == "ens")
     assert len(ens.spec.grid) == 9 and ens.spec.outputs["records"].endswith("/m5/size100_dseed0")
@@ -204,7 +217,7 @@ def test_every_spec_reads_back_from_its_canonical_json():
             TargetSpec,
             {"family": "x", "n": 4, "max_degree": 2, "seed": 0, "outputs": {"target": "t.json"}},
             "field family: 'x'",
-        ),  # fmt: skip
+        ),
         (
             TargetSpec,
             {
@@ -215,12 +228,12 @@ def test_every_spec_reads_back_from_its_canonical_json():
                 "outputs": {"target": "t.json"},
             },
             "field n: '4' is not an integer",
-        ),  # fmt: skip
+        ),
         (
             AblationSpec,
             {"dataset": "gb1", "data": "d", "outputs": {"table": "t"}},
             "field train_size: missing",
-        ),  # fmt: skip
+        ),
         (
             FigureSpec,
             {"figure": "f", "outputs": {"stem": "s"}, "colour": 1},

@@ -44,7 +44,7 @@ def spec_cli(capsys, *args) -> tuple[int, str, str]:
             f"{ROOT}/tables/spectrum_epochs.parquet",
             f"{ROOT}/tables/spectrum_selected.parquet",
             "aggregate",
-        ),  # fmt: skip
+        ),
         (f"{ROOT}/figures/fig5a_real_r2.png", f"{ROOT}/figures/fig5a_real_r2.pdf", "figure"),
         (f"{ROOT}/provenance.tsv", f"{ROOT}/claims.md", "claims"),
     ],

@@ -271,9 +271,12 @@ class _Workflow:
 def _job(name, outputs, spec, needrun=False, recorded=False):
     params = SimpleNamespace(spec=json.dumps(spec)) if spec is not None else SimpleNamespace()
     return SimpleNamespace(
-        name=name, output=[str(p) for p in outputs], params=params, needrun=needrun,
+        name=name,
+        output=[str(p) for p in outputs],
+        params=params,
+        needrun=needrun,
         recorded=recorded,
-    )  # fmt: skip
+    )
 
 
 def _records(folder: Path, spec: dict) -> Path:

@@ -66,14 +66,25 @@ def _spectrum_heatmap(n=4, epochs=5) -> pd.DataFrame:
     rows = []
     for draw in ("draw0", "draw1"):
         target = {f"f{i}": float(i in (1, 3)) for i in range(2**n)}
-        rows.append(dict(dataset=draw, variant="target", method="target", b=np.nan, epoch=0,
-                         runs=1, **target))  # fmt: skip
+        rows.append(
+            dict(
+                dataset=draw, variant="target", method="target", b=np.nan, epoch=0, runs=1, **target
+            )
+        )
         for method, b in VARIANTS:
             for epoch in range(epochs):
                 coefs = {f"f{i}": 0.1 * (epoch + 1) * float(i in (1, 3)) for i in range(2**n)}
-                rows.append(dict(dataset=draw, variant=_variant(method, b), method=method,
-                                 b=np.nan if b is None else float(b), epoch=epoch, runs=4,
-                                 **coefs))  # fmt: skip
+                rows.append(
+                    dict(
+                        dataset=draw,
+                        variant=_variant(method, b),
+                        method=method,
+                        b=np.nan if b is None else float(b),
+                        epoch=epoch,
+                        runs=4,
+                        **coefs,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
@@ -81,12 +92,32 @@ def _synthetic_tables():
     curves, selected = [], []
     for method, b in [("standard", None), ("ens", None), ("hashwh", 7), ("hashwh", 10)]:
         for epoch in range(10):
-            curves.append(dict(draw=0, n=20, c=1, variant=_variant(method, b), method=method,
-                               b=np.nan if b is None else float(b), epoch=epoch,
-                               cum_time=1.5 + 0.2 * epoch, max_test_r2=0.1 * epoch))  # fmt: skip
-        selected.append(dict(draw=0, n=20, c=1, variant=_variant(method, b), method=method,
-                             b=np.nan if b is None else float(b), train_time=2.0 + 0.3 * (b or 1),
-                             test_r2=0.5, diverged=False))  # fmt: skip
+            curves.append(
+                dict(
+                    draw=0,
+                    n=20,
+                    c=1,
+                    variant=_variant(method, b),
+                    method=method,
+                    b=np.nan if b is None else float(b),
+                    epoch=epoch,
+                    cum_time=1.5 + 0.2 * epoch,
+                    max_test_r2=0.1 * epoch,
+                )
+            )
+        selected.append(
+            dict(
+                draw=0,
+                n=20,
+                c=1,
+                variant=_variant(method, b),
+                method=method,
+                b=np.nan if b is None else float(b),
+                train_time=2.0 + 0.3 * (b or 1),
+                test_r2=0.5,
+                diverged=False,
+            )
+        )
     return {"synthetic_curves": pd.DataFrame(curves), "synthetic_selected": pd.DataFrame(selected)}
 
 
@@ -95,17 +126,37 @@ def _real_summary():
     for dataset in ("sgemm", "gb1"):
         for method in ("standard", "hashwh", "lasso"):
             for size in (20, 40):
-                rows.append(dict(dataset=dataset, variant=method, method=method, train_size=size,
-                                 mean=0.5, std=0.1, train_time=3.0 + size / 10))  # fmt: skip
+                rows.append(
+                    dict(
+                        dataset=dataset,
+                        variant=method,
+                        method=method,
+                        train_size=size,
+                        mean=0.5,
+                        std=0.1,
+                        train_time=3.0 + size / 10,
+                    )
+                )
     return pd.DataFrame(rows)
 
 
 def _synthetic_summary():
     rows = []
-    for n, c, (method, b) in itertools.product((20, 50), (1, 2, 5), [("standard", None),
-                                                                  ("hashwh", 7)]):  # fmt: skip
-        rows.append(dict(n=n, c=c, draw=0, variant=_variant(method, b), method=method,
-                         b=np.nan if b is None else float(b), mean=0.1 * c, sem=0.02))  # fmt: skip
+    for n, c, (method, b) in itertools.product(
+        (20, 50), (1, 2, 5), [("standard", None), ("hashwh", 7)]
+    ):
+        rows.append(
+            dict(
+                n=n,
+                c=c,
+                draw=0,
+                variant=_variant(method, b),
+                method=method,
+                b=np.nan if b is None else float(b),
+                mean=0.1 * c,
+                sem=0.02,
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -113,8 +164,18 @@ def _ablation(dataset):
     rows = []
     for seed, order, step in itertools.product(range(3), ("amplitude", "degree"), range(4)):
         pruned = 0.05 * step if order == "amplitude" else 0.25 * step
-        rows.append(dict(dataset=dataset, seed=seed, order=order, step=step, kept=100 - 25 * step,
-                         test_r2=0.9 - pruned, n_coefficients=100, forest_test_r2=0.9))  # fmt: skip
+        rows.append(
+            dict(
+                dataset=dataset,
+                seed=seed,
+                order=order,
+                step=step,
+                kept=100 - 25 * step,
+                test_r2=0.9 - pruned,
+                n_coefficients=100,
+                forest_test_r2=0.9,
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -133,8 +194,11 @@ def tables():
 
 def _tables_of(figure_id, tables):
     """The tables a figure reads ("ablation": every ablation table)."""
-    return {name: frame for name, frame in tables.items()
-            if any(name.startswith(wanted) for wanted in FIGURES[figure_id].tables)}  # fmt: skip
+    return {
+        name: frame
+        for name, frame in tables.items()
+        if any(name.startswith(wanted) for wanted in FIGURES[figure_id].tables)
+    }
 
 
 def _draw(figure_id, tables):
@@ -184,9 +248,17 @@ def test_every_log_axis_is_labelled_at_three_values_or_more(tables, figure_id):
 
 @pytest.mark.parametrize(
     ("low", "high"),
-    [(0.3, 0.9), (1.02, 1.3), (2e-5, 7e-5), (1e-3, 10.0), (150.0, 240.0), (0.905, 0.99),
-     (0.05, 0.5), (0.01, 1.0)],
-)  # fmt: skip
+    [
+        (0.3, 0.9),
+        (1.02, 1.3),
+        (2e-5, 7e-5),
+        (1e-3, 10.0),
+        (150.0, 240.0),
+        (0.905, 0.99),
+        (0.05, 0.5),
+        (0.01, 1.0),
+    ],
+)
 def test_log_ticks_label_three_values_on_any_range(low, high):
     fig, ax = plt.subplots()
     ax.plot([1, 2], [low, high])
@@ -219,8 +291,16 @@ def test_fig5c_keeps_its_legend_off_the_curves(tables, datasets):
     plt.close(fig)
 
 
-@pytest.mark.parametrize("figure_id", ["fig4a_synthetic_r2", "figA5_synthetic_r2_draws",
-                                       "fig5a_real_r2", "figA7_real_r2_times", "fig5c_ablation"])  # fmt: skip
+@pytest.mark.parametrize(
+    "figure_id",
+    [
+        "fig4a_synthetic_r2",
+        "figA5_synthetic_r2_draws",
+        "fig5a_real_r2",
+        "figA7_real_r2_times",
+        "fig5c_ablation",
+    ],
+)
 def test_a_caption_says_what_its_error_bars_and_bands_are(tables, figure_id):
     fig = _draw(figure_id, _tables_of(figure_id, tables))
     bars = any(ax.containers for ax in fig.axes)

@@ -60,23 +60,47 @@ def test_the_request_covers_the_peak_of_a_real_training_process(tmp_path):
     memory of the process stays below what the job would ask for."""
     target = tmp_path / "g.json"
     subprocess.run(
-        [str(BIN / "whcore"), "target", "--spec", json.dumps({
-            "family": "random_sparse", "n": 12, "max_degree": 3, "k": 10, "seed": 0,
-            "outputs": {"target": str(target)},
-        })],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            str(BIN / "whcore"),
+            "target",
+            "--spec",
+            json.dumps(
+                {
+                    "family": "random_sparse",
+                    "n": 12,
+                    "max_degree": 3,
+                    "k": 10,
+                    "seed": 0,
+                    "outputs": {"target": str(target)},
+                }
+            ),
+        ],
+        check=True,
+        capture_output=True,
+    )
     grid = [{"lam": 0.01}, {"lam": 0.1}, {"lam": 1.0}]
-    training = {"seeds": [0], "epochs": 2, "patience": None, "width": 10, "batch_size": 16,
-                "vectorize": True}  # fmt: skip
+    training = {
+        "seeds": [0],
+        "epochs": 2,
+        "patience": None,
+        "width": 10,
+        "batch_size": 16,
+        "vectorize": True,
+    }
     spec = {
         "method": "fullwh",
         "grid": grid,
-        "data": {"source": "synthetic", "path": str(target), "train_size": 200,
-                 "val_size": 100, "test_size": 100, "data_seed": 0},
+        "data": {
+            "source": "synthetic",
+            "path": str(target),
+            "train_size": 200,
+            "val_size": 100,
+            "test_size": 100,
+            "data_seed": 0,
+        },
         "training": training,
         "outputs": {"records": str(tmp_path / "out")},
-    }  # fmt: skip
+    }
     # A fresh parent measures its one child: this process's own children peaked elsewhere.
     measure = (
         "import resource, subprocess, sys; "
@@ -84,10 +108,21 @@ def test_the_request_covers_the_peak_of_a_real_training_process(tmp_path):
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
     done = subprocess.run(
-        [sys.executable, "-c", measure, str(BIN / "whcore"), "train", "--device", "cpu",
-         "--spec", json.dumps(spec)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            measure,
+            str(BIN / "whcore"),
+            "train",
+            "--device",
+            "cpu",
+            "--spec",
+            json.dumps(spec),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     peak_kib = int(done.stdout.split()[-1])
     assert peak_kib > 100 * 1024  # PyTorch alone takes more: the child's peak was measured
     asked = memory_mb("fullwh", grid, Training.from_dict(training), 400, 12)

@@ -32,11 +32,17 @@ def _baselines_spec(tmp_path, n_estimators: int) -> str:
             "dataset": "toy",
             "family": "rf",
             "grid": {"n_estimators": [n_estimators], "max_depth": [12]},
-            "data": {"path": str(_table(tmp_path / "t.parquet")), "train_size": 1000,
-                     "val_size": 500, "test_size": 500, "data_seed": 0, "standardize": False},
+            "data": {
+                "path": str(_table(tmp_path / "t.parquet")),
+                "train_size": 1000,
+                "val_size": 500,
+                "test_size": 500,
+                "data_seed": 0,
+                "standardize": False,
+            },
             "outputs": {"records": str(tmp_path / "rf.parquet")},
         }
-    )  # fmt: skip
+    )
 
 
 def test_a_baselines_job_stops_when_its_snakemake_is_killed(tmp_path):

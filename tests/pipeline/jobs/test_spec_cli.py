@@ -131,16 +131,27 @@ def test_a_grid_job_writes_one_file_per_configuration(target, tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["b4_lam0.01.parquet", "b4_lam1.parquet"]
     for params in grid:
         alone = tmp_path / f"alone{params['lam']}"
-        assert main(["train", "--spec", json.dumps(spec_for(
-            target, grid=[params], outputs={"records": str(alone)}
-        )), "--device", "cpu"]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "train",
+                    "--spec",
+                    json.dumps(spec_for(target, grid=[params], outputs={"records": str(alone)})),
+                    "--device",
+                    "cpu",
+                ]
+            )
+            == 0
+        )
         (written,) = alone.iterdir()
         together = pd.read_parquet(out / written.name)
         assert (together["lam"] == params["lam"]).all()
         pd.testing.assert_frame_equal(
-            together.filter(regex="_(mse|r2)$"), pd.read_parquet(written).filter(regex="_(mse|r2)$"),
-            rtol=1e-4, atol=1e-6,
-        )  # fmt: skip
+            together.filter(regex="_(mse|r2)$"),
+            pd.read_parquet(written).filter(regex="_(mse|r2)$"),
+            rtol=1e-4,
+            atol=1e-6,
+        )
 
 
 @pytest.mark.parametrize(

@@ -19,11 +19,15 @@ from whcore.pipeline.runtime import guards
 
 def test_run_lock_refuses_a_second_process_and_frees_on_death(tmp_path):
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from whcore.pipeline.runtime.guards import hold_run_lock; "
-         f"hold_run_lock({str(tmp_path)!r}); print('held', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from whcore.pipeline.runtime.guards import hold_run_lock; "
+            f"hold_run_lock({str(tmp_path)!r}); print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(guards.RunLockedError, match=f"pid {holder.pid}"):
@@ -37,10 +41,13 @@ def test_run_lock_refuses_a_second_process_and_frees_on_death(tmp_path):
 def test_die_with_stops_the_job_when_its_parent_is_gone(tmp_path):
     parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     child = subprocess.Popen(
-        [sys.executable, "-c",
-         "import time; from whcore.pipeline.runtime.guards import die_with; "
-         f"die_with({parent.pid}, interval=0.05); time.sleep(60)"],
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import time; from whcore.pipeline.runtime.guards import die_with; "
+            f"die_with({parent.pid}, interval=0.05); time.sleep(60)",
+        ],
+    )
     time.sleep(0.5)
     assert child.poll() is None  # the parent lives: the job runs on
     parent.kill()

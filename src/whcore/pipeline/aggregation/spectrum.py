@@ -69,8 +69,13 @@ def _spectra_index(spectra) -> dict:
         meta = read_parquet_metadata(path)
         spec, params = meta["spec"], meta["params"]
         labels, data = spec["labels"], spec["data"]
-        key = (labels["dataset"], spec["method"], _params_key(params),
-               data["train_size"], data["data_seed"])  # fmt: skip
+        key = (
+            labels["dataset"],
+            spec["method"],
+            _params_key(params),
+            data["train_size"],
+            data["data_seed"],
+        )
         index[key] = path
     return index
 
@@ -106,7 +111,7 @@ def _heatmap_table(selected, spectra, targets, train_size) -> pd.DataFrame:
                 method=first["method"],
                 b=first["b"],
                 runs=len(runs),
-            )  # fmt: skip
+            )
         )
     for path in targets:
         target = SparseTarget.from_json(path)

@@ -223,8 +223,9 @@ def select_network(method: str, data: Data, seed: int, grids=None, training=None
     return best
 
 
-def refit_network(method: str, params: dict, epochs: int, x, y, x_test, seed: int,
-                  training=None) -> np.ndarray:  # fmt: skip
+def refit_network(
+    method: str, params: dict, epochs: int, x, y, x_test, seed: int, training=None
+) -> np.ndarray:
     """Train ``method`` with ``params`` on (x, y) for exactly ``epochs`` epochs and predict
     ``x_test`` (NaN where it diverged). No row validates: the records' validation columns
     repeat the training rows and are never read."""
@@ -248,8 +249,7 @@ def refit_network(method: str, params: dict, epochs: int, x, y, x_test, seed: in
     return prediction
 
 
-def fit_network(method: str, x, y, x_test, seed: int, grids=None,
-                training=None) -> np.ndarray:  # fmt: skip
+def fit_network(method: str, x, y, x_test, seed: int, grids=None, training=None) -> np.ndarray:
     """Select ``method``'s configuration and epoch count on a seeded 20% of (x, y), then refit
     on all of (x, y) and predict ``x_test``; columns constant over x and x_test are left out."""
     x, x_test = np.asarray(x, dtype=np.float32), np.asarray(x_test, dtype=np.float32)
@@ -257,8 +257,7 @@ def fit_network(method: str, x, y, x_test, seed: int, grids=None,
     varying = both.min(axis=0) != both.max(axis=0)
     x, x_test, y = x[:, varying], x_test[:, varying], np.asarray(y, dtype=np.float64)
     train, val = validation_split(np.arange(len(y)), VAL_FRACTION, seed)
-    chosen = select_network(method, Data(x[train], y[train], x[val], y[val]), seed, grids,
-                            training)  # fmt: skip
+    chosen = select_network(method, Data(x[train], y[train], x[val], y[val]), seed, grids, training)
     if chosen is None:
         return np.full(len(x_test), np.nan)
     params, epochs, _ = chosen
@@ -326,8 +325,15 @@ def score_leaderboard(predictions: pd.DataFrame, methods) -> tuple[pd.DataFrame,
         for fold, part in predictions.groupby("fold", sort=True):
             scores = fold_scores(part["normalized_target"], part[method])
             test = len(part)
-            folds.append({"method": method, "fold": fold, **scores,
-                          "train_rows": len(predictions) - test, "test_rows": test})  # fmt: skip
+            folds.append(
+                {
+                    "method": method,
+                    "fold": fold,
+                    **scores,
+                    "train_rows": len(predictions) - test,
+                    "test_rows": test,
+                }
+            )
     folds = pd.DataFrame(folds)
     summary = summarize_folds(folds.assign(dataset="", scheme=""), by=("method",))
     pooled = pd.DataFrame(
@@ -340,7 +346,7 @@ def score_leaderboard(predictions: pd.DataFrame, methods) -> tuple[pd.DataFrame,
                         predictions["normalized_target"], predictions[m]
                     ).items()
                 },
-            }  # fmt: skip
+            }
             for m in methods
         ]
     )

@@ -124,9 +124,14 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
     if not {"sae_deg2", "sae_deg3"} <= set(epochs.columns):
         return skipped(cid, quote, source, "no per-degree SAE of degrees 2 and 3 recorded")
     if _seeds_per_unit(epochs, "standard") < 2:
-        return skipped(cid, quote, source, "needs at least two training seeds per unit "
-                       "(spectrum.seeds): the minimum is located on one, the rise measured on "
-                       "another")  # fmt: skip
+        return skipped(
+            cid,
+            quote,
+            source,
+            "needs at least two training seeds per unit "
+            "(spectrum.seeds): the minimum is located on one, the rise measured on "
+            "another",
+        )
     rise_pairs, versus_pairs = [], []
     for degree in (2, 3):
         standard = rises(epochs, "standard", degree)
@@ -159,8 +164,7 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
         verdict = UNSURE
     p_value = float(np.nanmax(holds_p)) if np.isfinite(holds_p).any() else None
     p_refute = float(np.nanmin(refute_p)) if np.isfinite(refute_p).any() else None
-    effect, uncertainty, units = describe_effect(rise_cells, "the standard network's rise",
-                                                 *UNITS)  # fmt: skip
+    effect, uncertainty, units = describe_effect(rise_cells, "the standard network's rise", *UNITS)
     per_b = []
     for variant in hashed:
         mine = (versus_cells["hash_size"] == b_of[variant]).to_numpy()
@@ -174,14 +178,33 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
         f"{len(rise_cells)} cells, below the floor {MIN_RISE} in {int(no_rise.sum())}; part (ii), "
         "every b rises less: " + "; ".join(per_b)
     )
-    refuted = [part for part, hit in (("(i): no rise", no_rise.any()),
-                                      ("(ii): a b rises more", rises_more.any())) if hit]  # fmt: skip
+    refuted = [
+        part
+        for part, hit in (
+            ("(i): no rise", no_rise.any()),
+            ("(ii): a b rises more", rises_more.any()),
+        )
+        if hit
+    ]
     if refuted:
         details = f"refuted by part {' and part '.join(refuted)} alone; " + details
     needed = needed_line(versus_all, versus_cell) if verdict == UNSURE else ""
     both = scale(pd.concat([rise_cells, versus_cells], ignore_index=True))
-    return Claim(cid, quote, test, source, verdict, effect, uncertainty, units, details, p_value,
-                 needed, p_refute=p_refute, **both)  # fmt: skip
+    return Claim(
+        cid,
+        quote,
+        test,
+        source,
+        verdict,
+        effect,
+        uncertainty,
+        units,
+        details,
+        p_value,
+        needed,
+        p_refute=p_refute,
+        **both,
+    )
 
 
 def time_to_learn(curve: pd.DataFrame, column: str) -> float:
@@ -222,6 +245,14 @@ def learned_first_claim(epochs: pd.DataFrame) -> Claim:
         [paired(unit_times(d), first).assign(degree=d) for d in degrees if d > 1],
         ignore_index=True,
     )
-    return paired_claim(cid, quote, test, source, pairs, ["train_size", "degree"],
-                        "epochs to learn (degree d - degree 1)", ("degree d", "degree 1"),
-                        units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "degree"],
+        "epochs to learn (degree d - degree 1)",
+        ("degree d", "degree 1"),
+        units=UNITS,
+    )

@@ -67,8 +67,11 @@ def _energy_pairs(final, rivals, names, column, degrees, higher: bool) -> pd.Dat
     for variant in rivals:
         for d in degrees:
             first, second = (variant, "standard") if higher else ("standard", variant)
-            frames.append(log_versus(final, first, second, column.format(d=d),
-                                     method=names[variant], degree=d))  # fmt: skip
+            frames.append(
+                log_versus(
+                    final, first, second, column.format(d=d), method=names[variant], degree=d
+                )
+            )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -78,12 +81,28 @@ def _more_and_less(cid, quote, test, source, final, rivals, names, low_column) -
     cell = ["train_size", "method", "degree"]
     high = _energy_pairs(final, rivals, names, "energy_deg{d}", HIGH, higher=True)
     low = _energy_pairs(final, rivals, names, low_column, LOW_DEGREES, higher=False)
-    more = paired_claim(cid, quote, test, source, high, cell,
-                        "log energy on the high degrees (regularized / standard)",
-                        ("regularized", "standard"), units=UNITS)  # fmt: skip
-    less = paired_claim(cid, quote, test, source, low, cell,
-                        "log energy on the low degrees (standard / regularized)",
-                        ("standard", "regularized"), units=UNITS)  # fmt: skip
+    more = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        high,
+        cell,
+        "log energy on the high degrees (regularized / standard)",
+        ("regularized", "standard"),
+        units=UNITS,
+    )
+    less = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        low,
+        cell,
+        "log energy on the low degrees (standard / regularized)",
+        ("standard", "regularized"),
+        units=UNITS,
+    )
     return combine(more, less, ("more on the high degrees", "less on the low degrees"))
 
 
@@ -150,9 +169,17 @@ def regularized_high_energy(final, regularized, names) -> Claim:
     if missing:
         return missing
     pairs = _energy_pairs(final, regularized, names, "energy_deg{d}", HIGH, higher=True)
-    return paired_claim(cid, quote, test, source, pairs, ["train_size", "method", "degree"],
-                        "log energy on the high degrees (regularized / standard)",
-                        ("regularized", "standard"), units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "method", "degree"],
+        "log energy on the high degrees (regularized / standard)",
+        ("regularized", "standard"),
+        units=UNITS,
+    )
 
 
 def first_half(epochs: pd.DataFrame) -> pd.DataFrame:
@@ -183,14 +210,26 @@ def standard_low_energy_keeps_rising(epochs, final) -> Claim:
         return missing
     middle = unit_values(final_values(first_half(epochs)))
     pairs = pd.concat(
-        [paired(log_units(final, "standard", f"energy_deg{d}"),
-                log_units(middle, "standard", f"energy_deg{d}")).assign(degree=d)
-         for d in LOW_DEGREES],
+        [
+            paired(
+                log_units(final, "standard", f"energy_deg{d}"),
+                log_units(middle, "standard", f"energy_deg{d}"),
+            ).assign(degree=d)
+            for d in LOW_DEGREES
+        ],
         ignore_index=True,
-    )  # fmt: skip
-    return paired_claim(cid, quote, test, source, pairs, ["train_size", "degree"],
-                        "log energy of the standard network (end / middle of training)",
-                        ("end", "middle"), units=UNITS)  # fmt: skip
+    )
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "degree"],
+        "log energy of the standard network (end / middle of training)",
+        ("end", "middle"),
+        units=UNITS,
+    )
 
 
 def larger_b_learns_high_degrees(final, hashed, b_of) -> Claim:
@@ -215,10 +254,17 @@ def larger_b_learns_high_degrees(final, hashed, b_of) -> Claim:
         for small, big in zip(hashed, hashed[1:])
         for d in HIGH
     ]
-    return paired_claim(cid, quote, test, source, pd.concat(steps, ignore_index=True),
-                        ["train_size", "step", "degree"],
-                        "-|amplitude - 1| (larger b - smaller b)",
-                        ("larger b", "smaller b"), units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pd.concat(steps, ignore_index=True),
+        ["train_size", "step", "degree"],
+        "-|amplitude - 1| (larger b - smaller b)",
+        ("larger b", "smaller b"),
+        units=UNITS,
+    )
 
 
 def across_sizes(units: pd.DataFrame) -> pd.DataFrame:
@@ -258,9 +304,17 @@ def amplitudes_improve_with_data(final) -> Claim:
     pairs = pd.concat(frames, ignore_index=True)
     if pairs.empty:
         return skipped(cid, quote, source, "fewer than two train sizes")
-    return paired_claim(cid, quote, test, source, pairs, ["method", "step"],
-                        "-mean |amplitude - 1| (larger - smaller train size)",
-                        ("larger train size", "smaller train size"), units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["method", "step"],
+        "-mean |amplitude - 1| (larger - smaller train size)",
+        ("larger train size", "smaller train size"),
+        units=UNITS,
+    )
 
 
 __all__ = ["energy_claims"]

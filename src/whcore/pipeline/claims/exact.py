@@ -45,9 +45,16 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
     pivot = table[~full].pivot_table(index=["seed", "step"], columns="order", values="test_r2")
     gaps = (pivot["amplitude"] - pivot["degree"]).rename("gap").reset_index()
     per_forest = gaps.groupby("seed")["gap"].mean()
-    mean_pairs = pd.DataFrame({"cell": "mean over steps", "seed": per_forest.index,
-                               "a": per_forest.to_numpy(), "b": 0.0, "a_diverged": False,
-                               "b_diverged": False})  # fmt: skip
+    mean_pairs = pd.DataFrame(
+        {
+            "cell": "mean over steps",
+            "seed": per_forest.index,
+            "a": per_forest.to_numpy(),
+            "b": 0.0,
+            "a_diverged": False,
+            "b_diverged": False,
+        }
+    )
     test = (
         f"{dataset}: removing the smallest-amplitude coefficients first keeps a higher test R^2 "
         "than removing the highest-degree ones first: the mean gap over the removal steps is "
@@ -56,10 +63,17 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
         "counts as a tie)."
     )
     source = "Section 5.2, Figure 5c"
-    claim = paired_claim(f"ablation_amplitude_beats_degree_{dataset}", quote, test, source,
-                         mean_pairs, ["cell"], "test R^2 (amplitude order - degree order)",
-                         ("amplitude order", "degree order"),
-                         units=("forest", "forests"))  # fmt: skip
+    claim = paired_claim(
+        f"ablation_amplitude_beats_degree_{dataset}",
+        quote,
+        test,
+        source,
+        mean_pairs,
+        ["cell"],
+        "test R^2 (amplitude order - degree order)",
+        ("amplitude order", "degree order"),
+        units=("forest", "forests"),
+    )
     steps = compare_cells(
         gaps.assign(a=gaps["gap"] + TIE, b=0.0, a_diverged=False, b_diverged=False), ["step"]
     )

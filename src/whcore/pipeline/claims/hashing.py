@@ -42,8 +42,16 @@ def hashing_claims(tables=None, settings=None) -> list[Claim]:
     rows = []
     for k, b in SETTINGS:
         pairs, first = simulate(k, b)
-        rows.append((k, b, pairs.mean(), pairs.std(ddof=1) / np.sqrt(len(pairs)), first.mean(),
-                     first.std(ddof=1) / np.sqrt(len(first))))  # fmt: skip
+        rows.append(
+            (
+                k,
+                b,
+                pairs.mean(),
+                pairs.std(ddof=1) / np.sqrt(len(pairs)),
+                first.mean(),
+                first.std(ddof=1) / np.sqrt(len(first)),
+            )
+        )
     units = f"{ROUNDS} hashing matrices per (k, b), k in {{10, 50}}, b in {{4, 6, 8}}, n = {N}"
     return [_count_claim(rows, units), _linear_claim(rows, units), _bound_claim(rows, units)]
 
@@ -66,9 +74,18 @@ def _count_claim(rows, units) -> Claim:
         + " k(k-1)/2^b, the sum over the k(k-1) ordered pairs of P(collision) = 2^-b: the "
         "lemma's formula is low by a factor k/(k-1)"
     )
-    return Claim("hashing_collision_count", quote, test, SOURCE, FAILS if off else HOLDS,
-                 effect, "3 standard errors of the simulation", units, details,
-                 nature="identity")  # fmt: skip
+    return Claim(
+        "hashing_collision_count",
+        quote,
+        test,
+        SOURCE,
+        FAILS if off else HOLDS,
+        effect,
+        "3 standard errors of the simulation",
+        units,
+        details,
+        nature="identity",
+    )
 
 
 def _linear_claim(rows, units) -> Claim:
@@ -80,13 +97,25 @@ def _linear_claim(rows, units) -> Claim:
     verdicts, effects = [], []
     for k in sorted({r[0] for r in rows}):
         scaled = [(m * 2**b, se * 2**b) for kk, b, m, se, _, _ in rows if kk == k]
-        spread = max(abs(a - c) / np.hypot(sa, sc) for a, sa in scaled for c, sc in scaled
-                     if (a, sa) != (c, sc))  # fmt: skip
+        spread = max(
+            abs(a - c) / np.hypot(sa, sc)
+            for a, sa in scaled
+            for c, sc in scaled
+            if (a, sa) != (c, sc)
+        )
         verdicts.append(spread <= SLACK)
         effects.append(f"k = {k}: 2^b E[C] = " + ", ".join(f"{m:.1f}" for m, _ in scaled))
-    return Claim("hashing_collisions_linear_in_buckets", quote, test, SOURCE,
-                 HOLDS if all(verdicts) else FAILS, "; ".join(effects),
-                 "3 standard errors of the simulation", units, nature="identity")  # fmt: skip
+    return Claim(
+        "hashing_collisions_linear_in_buckets",
+        quote,
+        test,
+        SOURCE,
+        HOLDS if all(verdicts) else FAILS,
+        "; ".join(effects),
+        "3 standard errors of the simulation",
+        units,
+        nature="identity",
+    )
 
 
 def _bound_claim(rows, units) -> Claim:
@@ -103,6 +132,14 @@ def _bound_claim(rows, units) -> Claim:
         f"k = {k}, b = {b}: {p:.3f} vs bound {min(1.0, (k - 1) / 2**b):.3f}"
         for k, b, _, _, p, _ in rows
     )
-    return Claim("hashing_collision_bound", quote, test, SOURCE, FAILS if above else HOLDS,
-                 effect, "3 standard errors of the simulation", units,
-                 nature="identity")  # fmt: skip
+    return Claim(
+        "hashing_collision_bound",
+        quote,
+        test,
+        SOURCE,
+        FAILS if above else HOLDS,
+        effect,
+        "3 standard errors of the simulation",
+        units,
+        nature="identity",
+    )

@@ -44,10 +44,19 @@ TEXT_FIELDS = {  # macro suffix -> the claims.json field it states
     "Scope": "scope",
     "Thresholds": "sensitivity",
 }
-P_VALUES = {"PValue": "p_value", "PValueAcross": "p_value_across", "PRefute": "p_refute",
-            "PRefuteAcross": "p_refute_across"}  # fmt: skip
-NUMBERS = {"Mean": "mean", "Low": "low", "High": "high", "WeakestLow": "ci_low",
-           "WeakestHigh": "ci_high"}  # fmt: skip
+P_VALUES = {
+    "PValue": "p_value",
+    "PValueAcross": "p_value_across",
+    "PRefute": "p_refute",
+    "PRefuteAcross": "p_refute_across",
+}
+NUMBERS = {
+    "Mean": "mean",
+    "Low": "low",
+    "High": "high",
+    "WeakestLow": "ci_low",
+    "WeakestHigh": "ci_high",
+}
 VERDICTS = (HOLDS, FAILS, UNSURE, SKIPPED)
 # Characters TeX treats specially (or typesets wrongly in its default encoding) in text.
 TEX = {

@@ -45,8 +45,9 @@ def _root(cov: np.ndarray) -> np.ndarray:
     return vectors * np.sqrt(np.clip(values, 0, None))
 
 
-def simulated_power(mean, cov, units: int, share: float = 1.0, alpha: float = ALPHA,
-                    draws: int = POWER_DRAWS) -> float:  # fmt: skip
+def simulated_power(
+    mean, cov, units: int, share: float = 1.0, alpha: float = ALPHA, draws: int = POWER_DRAWS
+) -> float:
     """The probability that a claim holds when each cell's unit differences have mean ``mean``
     and the cells' covariance is ``cov``, with ``units`` units per cell: one-sided paired
     t-tests per cell, ``holds_rule``. A seeded simulation (the same number every call)."""
@@ -64,8 +65,15 @@ def simulated_power(mean, cov, units: int, share: float = 1.0, alpha: float = AL
     return held / draws
 
 
-def claim_power(effect, sd, units: int, cells: int | None = None, alpha: float = ALPHA,
-                share: float = 1.0, correlation: float = 0.0) -> float:  # fmt: skip
+def claim_power(
+    effect,
+    sd,
+    units: int,
+    cells: int | None = None,
+    alpha: float = ALPHA,
+    share: float = 1.0,
+    correlation: float = 0.0,
+) -> float:
     """``simulated_power`` for cells with mean difference ``effect`` and unit-difference SD
     ``sd`` (scalars or one value per cell), ``correlation`` between any two cells."""
     effect, sd = np.atleast_1d(np.asarray(effect, float)), np.atleast_1d(np.asarray(sd, float))
@@ -108,8 +116,11 @@ def unit_differences(pairs: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     columns other than the cell's name, so cells that share a rival's units share rows."""
     finished = ~pairs["a_diverged"].astype(bool) & ~pairs["b_diverged"].astype(bool)
     frame = pairs[finished].assign(difference=pairs["a"] - pairs["b"]).dropna(subset=["difference"])
-    keys = [c for c in frame.columns
-            if c not in {"a", "b", "a_diverged", "b_diverged", "difference", *cell}]  # fmt: skip
+    keys = [
+        c
+        for c in frame.columns
+        if c not in {"a", "b", "a_diverged", "b_diverged", "difference", *cell}
+    ]
     if not keys:  # no unit key: each cell's units are its own
         frame = frame.assign(unit=frame.groupby(cell).cumcount().astype(str) + "@")
         keys = ["unit"]

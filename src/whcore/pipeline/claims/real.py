@@ -66,9 +66,18 @@ def real_claims(tables, settings=None) -> list[Claim]:
         )
         pairs = paired(hashwh, unit_means(side(rows, RUN, "test_r2"), UNIT))
         claims.append(
-            paired_claim(cid, QUOTE, test, SOURCE, pairs, ["dataset", "train_size"],
-                         f"test R^2 (HashWH - {rival})", ("HashWH", rival), NEARLY_ALL)
-        )  # fmt: skip
+            paired_claim(
+                cid,
+                QUOTE,
+                test,
+                SOURCE,
+                pairs,
+                ["dataset", "train_size"],
+                f"test R^2 (HashWH - {rival})",
+                ("HashWH", rival),
+                NEARLY_ALL,
+            )
+        )
     claims += [low_data_claim(selected, hashwh), faster_than_ens_claim(selected)]
     return claims + [lasso_fastest_claim(selected, hashwh)]
 
@@ -97,13 +106,17 @@ def low_data_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
         small = frame.loc[frame["train_size"] == sizes[0], "gain"].dropna()
         large = frame.loc[frame["train_size"] == sizes[-1], "gain"].dropna()
         enough = len(sizes) > 1 and min(len(small), len(large)) >= MIN_UNITS
-        rows.append({
-            "dataset": dataset, "small": sizes[0], "large": sizes[-1],
-            "units": f"{len(small)} + {len(large)}",
-            "difference": small.mean() - large.mean() if enough else np.nan,
-            "p_greater": _welch(small, large, "greater") if enough else np.nan,
-            "p_less": _welch(small, large, "less") if enough else np.nan,
-        })  # fmt: skip
+        rows.append(
+            {
+                "dataset": dataset,
+                "small": sizes[0],
+                "large": sizes[-1],
+                "units": f"{len(small)} + {len(large)}",
+                "difference": small.mean() - large.mean() if enough else np.nan,
+                "p_greater": _welch(small, large, "greater") if enough else np.nan,
+                "p_less": _welch(small, large, "less") if enough else np.nan,
+            }
+        )
     cells = pd.DataFrame(rows)
     if cells.empty or cells["p_greater"].isna().all():
         return skipped(cid, quote, source, "needs two train sizes with finished units")
@@ -116,15 +129,22 @@ def low_data_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
         f"{r.dataset}: gain at {r.small} minus gain at {r.large} {r.difference:+.4f}"
         for r in cells.itertuples()
     )
-    return Claim(cid, quote, test, source, verdict, effect, "",
-                 "; ".join(f"{r.dataset}: {r.units} units (subsamples)"
-                           for r in cells.itertuples()),
-                 f"larger at the smallest size in {int(larger.sum())} of {len(cells)} datasets "
-                 f"(each at {ALPHA:g}), significantly smaller in {int(smaller.sum())} (Holm over "
-                 "the datasets)",
-                 float(np.nanmax(cells["p_greater"])),
-                 p_refute=float(np.nanmin(refute)) if np.isfinite(refute).any() else None,
-                 cells=len(cells))  # fmt: skip
+    return Claim(
+        cid,
+        quote,
+        test,
+        source,
+        verdict,
+        effect,
+        "",
+        "; ".join(f"{r.dataset}: {r.units} units (subsamples)" for r in cells.itertuples()),
+        f"larger at the smallest size in {int(larger.sum())} of {len(cells)} datasets "
+        f"(each at {ALPHA:g}), significantly smaller in {int(smaller.sum())} (Holm over "
+        "the datasets)",
+        float(np.nanmax(cells["p_greater"])),
+        p_refute=float(np.nanmin(refute)) if np.isfinite(refute).any() else None,
+        cells=len(cells),
+    )
 
 
 def _welch(a: pd.Series, b: pd.Series, alternative: str) -> float:
@@ -150,8 +170,16 @@ def faster_than_ens_claim(selected: pd.DataFrame) -> Claim:
     timed = timed.assign(log_time=-np.log10(timed["train_time"].clip(lower=1e-9)))
     hashwh = unit_means(best_hashwh(timed, "log_time"), UNIT)
     ens = unit_means(side(timed[timed["variant"] == "ens"], RUN, "log_time"), UNIT)
-    return paired_claim(cid, quote, test, source, paired(hashwh, ens), ["dataset", "train_size"],
-                        "log10 training time (EN-S - HashWH)", ("HashWH", "EN-S"))  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        paired(hashwh, ens),
+        ["dataset", "train_size"],
+        "log10 training time (EN-S - HashWH)",
+        ("HashWH", "EN-S"),
+    )
 
 
 def timed_one_at_a_time(selected: pd.DataFrame) -> pd.DataFrame:
@@ -184,19 +212,41 @@ def lasso_fastest_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
     timed = timed_one_at_a_time(selected)
     lasso = unit_means(side(timed[timed["variant"] == "lasso"], RUN, "log_time"), UNIT)
     others = sorted({"standard", "ens", *PAPER_BASELINES} - {"lasso"})
-    rivals = {v: unit_means(side(timed[timed["variant"] == v], RUN, "log_time"), UNIT)
-              for v in others if (timed["variant"] == v).any()}  # fmt: skip
+    rivals = {
+        v: unit_means(side(timed[timed["variant"] == v], RUN, "log_time"), UNIT)
+        for v in others
+        if (timed["variant"] == v).any()
+    }
     if (timed["method"] == "hashwh").any():
         rivals["hashwh"] = unit_means(best_hashwh(timed, "log_time"), UNIT)
     if not rivals:
         return skipped(cid, quote, source, "no other method timed one at a time")
-    pairs = pd.concat([paired(lasso, other).assign(method=name) for name, other in
-                       rivals.items()], ignore_index=True)  # fmt: skip
-    fastest = paired_claim(cid, quote, test, source, pairs, ["dataset", "train_size", "method"],
-                           "log10 training time (rival - Lasso)", ("Lasso", "rival"))  # fmt: skip
+    pairs = pd.concat(
+        [paired(lasso, other).assign(method=name) for name, other in rivals.items()],
+        ignore_index=True,
+    )
+    fastest = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["dataset", "train_size", "method"],
+        "log10 training time (rival - Lasso)",
+        ("Lasso", "rival"),
+    )
     r2 = paired(hashwh, unit_means(side(lasso_rows, RUN, "test_r2"), UNIT))
-    poorer = paired_claim(cid, quote, test, source, r2, ["dataset", "train_size"],
-                          "test R^2 (HashWH - Lasso)", ("HashWH", "Lasso"), NEARLY_ALL)  # fmt: skip
+    poorer = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        r2,
+        ["dataset", "train_size"],
+        "test R^2 (HashWH - Lasso)",
+        ("HashWH", "Lasso"),
+        NEARLY_ALL,
+    )
     claim = combine(fastest, poorer, ("fastest", "usually poorer than HashWH"))
     claim.details += f"; rivals with their own times: {', '.join(sorted(rivals))}"
     return claim

@@ -67,9 +67,15 @@ def evaluate_claims(tables: dict[str, pd.DataFrame], settings: dict | None = Non
             claims += check(tables, settings)
         else:
             claims.append(
-                Claim(check.__name__, "", "", "", SKIPPED,
-                      details=f"table {table} not built (experiment off)")
-            )  # fmt: skip
+                Claim(
+                    check.__name__,
+                    "",
+                    "",
+                    "",
+                    SKIPPED,
+                    details=f"table {table} not built (experiment off)",
+                )
+            )
     fill_scope(claims, tables)
     correct_across(claims)
     return claims
@@ -217,14 +223,19 @@ def write_claims(claims: list[Claim], md_path, json_path, settings: dict | None 
             ("uncertainty", c.uncertainty),
             ("scope", c.scope),
             ("nature", c.nature and f"{c.nature}: kept out of the headline counts"),
-            ("p-value that it holds (before / after the correction over claims)",
-             _pair(c.p_value, c.p_value_across)),
-            ("p-value that it does not hold (before / after)", _pair(c.p_refute, c.p_refute_across)),
+            (
+                "p-value that it holds (before / after the correction over claims)",
+                _pair(c.p_value, c.p_value_across),
+            ),
+            (
+                "p-value that it does not hold (before / after)",
+                _pair(c.p_refute, c.p_refute_across),
+            ),
             ("after correction over all claims", c.across),
             ("thresholds", c.sensitivity),
             ("to settle it", c.needed),
             ("details", c.details),
-        ):  # fmt: skip
+        ):
             if text:
                 lines.append(f"- {label}: {text}")
         lines.append("")

@@ -110,9 +110,17 @@ def learns_degree(final, hashed, b_of, degree: int) -> Claim:
     if missing:
         return missing
     pairs = _by_b(final, hashed, b_of, "standard", column)
-    return paired_claim(cid, quote, test, source, pairs, ["train_size", "hash_size"],
-                        f"-|amplitude - 1| of degree {degree} (HashWH - standard)",
-                        ("HashWH", "standard"), units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "hash_size"],
+        f"-|amplitude - 1| of degree {degree} (HashWH - standard)",
+        ("HashWH", "standard"),
+        units=UNITS,
+    )
 
 
 def lower_full_sae(final, hashed, b_of) -> Claim:
@@ -130,9 +138,17 @@ def lower_full_sae(final, hashed, b_of) -> Claim:
     if missing:
         return missing
     pairs = _by_b(final, hashed, b_of, "standard", "-log_sae_full")
-    return paired_claim(cid, quote, test, source, pairs, ["train_size", "hash_size"],
-                        "log SAE on the whole spectrum (standard - HashWH)",
-                        ("HashWH", "standard"), units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "hash_size"],
+        "log SAE on the whole spectrum (standard - HashWH)",
+        ("HashWH", "standard"),
+        units=UNITS,
+    )
 
 
 def fullwh_learns_support(final, variants) -> Claim:
@@ -148,8 +164,16 @@ def fullwh_learns_support(final, variants) -> Claim:
     missing = _needs(final, ["log_sae_support"], cid, quote, source)
     if missing:
         return missing
-    return _below(cid, quote, test, source, units_of(final, "fullwh", "log_sae_support"),
-                  PERFECT, "FullWH's SAE on the support", "FullWH")  # fmt: skip
+    return _below(
+        cid,
+        quote,
+        test,
+        source,
+        units_of(final, "fullwh", "log_sae_support"),
+        PERFECT,
+        "FullWH's SAE on the support",
+        "FullWH",
+    )
 
 
 def sae_improves_with_b(final, hashed, b_of) -> Claim:
@@ -173,10 +197,17 @@ def sae_improves_with_b(final, hashed, b_of) -> Claim:
         versus(final, big, small, "-log_sae_full", step=f"b {b_of[small]} -> {b_of[big]}")
         for small, big in zip(hashed, hashed[1:])
     ]
-    return paired_claim(cid, quote, test, source, pd.concat(steps, ignore_index=True),
-                        ["train_size", "step"],
-                        "log SAE on the whole spectrum (smaller b - larger b)",
-                        ("larger b", "smaller b"), units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pd.concat(steps, ignore_index=True),
+        ["train_size", "step"],
+        "log SAE on the whole spectrum (smaller b - larger b)",
+        ("larger b", "smaller b"),
+        units=UNITS,
+    )
 
 
 def regularized_better_any_size(final, regularized, names) -> Claim:
@@ -197,22 +228,41 @@ def regularized_better_any_size(final, regularized, names) -> Claim:
     if missing:
         return missing
     pairs = pd.concat(
-        [versus(final, v, "standard", f"amp_err{d}", method=names[v], degree=d)
-         for v in regularized for d in HIGH],
+        [
+            versus(final, v, "standard", f"amp_err{d}", method=names[v], degree=d)
+            for v in regularized
+            for d in HIGH
+        ],
         ignore_index=True,
-    )  # fmt: skip
-    return paired_claim(cid, quote, test, source, pairs, ["train_size", "method", "degree"],
-                        "-|amplitude - 1| (regularized - standard)",
-                        ("regularized", "standard"), units=UNITS)  # fmt: skip
+    )
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "method", "degree"],
+        "-|amplitude - 1| (regularized - standard)",
+        ("regularized", "standard"),
+        units=UNITS,
+    )
 
 
 def _below(cid, quote, test, source, log_units, threshold, what, name) -> Claim:
     """The claim that a value (``log_units``: its log per unit) is below ``threshold`` in every
     train size, tested on the log scale, with the smallest threshold it would hold at."""
     pairs = below_threshold(log_units, float(np.log(threshold)))
-    claim = paired_claim(cid, quote, test, source, pairs, ["train_size"],
-                         f"log {threshold:g} - log {what}", (f"{threshold:g}", name),
-                         units=UNITS)  # fmt: skip
+    claim = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size"],
+        f"log {threshold:g} - log {what}",
+        (f"{threshold:g}", name),
+        units=UNITS,
+    )
     bound = smallest_threshold(compare_cells(pairs, ["train_size"]), float(np.log(threshold)))
     if np.isfinite(bound):
         claim.sensitivity = (
@@ -243,16 +293,32 @@ def standard_full_above_support(final, regularized, names) -> Claim:
         units_of(final, "standard", "log_sae_full"),
         units_of(final, "standard", "log_sae_support"),
     )
-    first = paired_claim(cid, quote, test, source, paired(whole, support), ["train_size"],
-                         "log SAE, whole spectrum - support (standard)",
-                         ("whole spectrum", "support"), units=UNITS)  # fmt: skip
+    first = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        paired(whole, support),
+        ["train_size"],
+        "log SAE, whole spectrum - support (standard)",
+        ("whole spectrum", "support"),
+        units=UNITS,
+    )
     pairs = pd.concat(
         [versus(final, v, "standard", "-log_gap", method=names[v]) for v in regularized],
         ignore_index=True,
     )
-    second = paired_claim(cid, quote, test, source, pairs, ["train_size", "method"],
-                          "log(whole / support SAE) (standard - regularizer)",
-                          ("regularizer", "standard"), units=UNITS)  # fmt: skip
+    second = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "method"],
+        "log(whole / support SAE) (standard - regularizer)",
+        ("regularizer", "standard"),
+        units=UNITS,
+    )
     return combine(first, second, ("the standard network's gap", "regularizers' gaps smaller"))
 
 
@@ -270,8 +336,16 @@ def standard_high_degree_energy(final) -> Claim:
     missing = _needs(final, ["log_high_share"], cid, quote, source)
     if missing:
         return missing
-    return _below(cid, quote, test, source, units_of(final, "standard", "log_high_share"),
-                  ESSENTIALLY_ZERO, "energy(high) / energy(low)", "standard")  # fmt: skip
+    return _below(
+        cid,
+        quote,
+        test,
+        source,
+        units_of(final, "standard", "log_high_share"),
+        ESSENTIALLY_ZERO,
+        "energy(high) / energy(low)",
+        "standard",
+    )
 
 
 def hashwh_best_tractable(final, top, names, variants) -> Claim:
@@ -293,13 +367,24 @@ def hashwh_best_tractable(final, top, names, variants) -> Claim:
     if not degrees:
         return skipped(cid, quote, source, "no per-degree SAE recorded")
     pairs = pd.concat(
-        [versus(final, top, r, f"-log_sae_deg{d}", degree=d, rival=r) for r in rivals
-         for d in degrees],
+        [
+            versus(final, top, r, f"-log_sae_deg{d}", degree=d, rival=r)
+            for r in rivals
+            for d in degrees
+        ],
         ignore_index=True,
-    )  # fmt: skip
-    claim = paired_claim(cid, quote, test, source, pairs, ["train_size", "degree", "rival"],
-                         f"log SAE per degree (rival - {names[top]})", (names[top], "rival"),
-                         units=UNITS)  # fmt: skip
+    )
+    claim = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["train_size", "degree", "rival"],
+        f"log SAE per degree (rival - {names[top]})",
+        (names[top], "rival"),
+        units=UNITS,
+    )
     if "ens" not in rivals:
         claim.details += "; EN-S not trained in this configuration"
     return claim
@@ -328,9 +413,21 @@ def standard_comparable_on_support(final, hashed, b_of) -> Claim:
         cells, "SAE on the support (HashWH - standard)", *UNITS
     )
     sizes = ", ".join(str(v) for v in sorted(set(cells["train_size"])))
-    return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, units,
-                 result.line, result.p_value, p_refute=result.p_refute,
-                 scope=f"train size {sizes} only, of the paper's 100 and 400", **scale(cells))  # fmt: skip
+    return Claim(
+        cid,
+        quote,
+        test,
+        source,
+        result.verdict,
+        effect,
+        uncertainty,
+        units,
+        result.line,
+        result.p_value,
+        p_refute=result.p_refute,
+        scope=f"train size {sizes} only, of the paper's 100 and 400",
+        **scale(cells),
+    )
 
 
 __all__ = ["final_values", "hashwh_variants_by_b", "spectrum_claims", "spectrum_comparisons"]

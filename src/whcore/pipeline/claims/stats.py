@@ -109,8 +109,19 @@ def compare_cells(pairs: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     finished units, the mean difference a - b and its standard error, one-sided paired t-test
     p-values for a > b and a < b, the diverged units per side and the units where only a (only
     b) diverged."""
-    columns = [*cell, "units", "mean", "sd", "sem", "p_greater", "p_less", "a_diverged",
-               "b_diverged", "a_only", "b_only"]  # fmt: skip
+    columns = [
+        *cell,
+        "units",
+        "mean",
+        "sd",
+        "sem",
+        "p_greater",
+        "p_less",
+        "a_diverged",
+        "b_diverged",
+        "a_only",
+        "b_only",
+    ]
     if pairs.empty:
         return pd.DataFrame(columns=columns)
     a_div, b_div = pairs["a_diverged"].astype(bool), pairs["b_diverged"].astype(bool)
@@ -240,8 +251,9 @@ def _cell_name(row: pd.Series, cell: list[str]) -> str:
     return ", ".join(f"{c} {show(row[c])}" for c in cell)
 
 
-def describe_effect(cells: pd.DataFrame, what: str, unit: str = "subsample",
-                    units_word: str = "subsamples") -> tuple[str, str, str]:  # fmt: skip
+def describe_effect(
+    cells: pd.DataFrame, what: str, unit: str = "subsample", units_word: str = "subsamples"
+) -> tuple[str, str, str]:
     """Effect, uncertainty and units lines of a cell table: the mean over cells with the
     per-cell range, and the 95% CI of the weakest cell's mean (the cell an every-cell claim
     stands or falls on)."""
@@ -271,8 +283,18 @@ def describe_effect(cells: pd.DataFrame, what: str, unit: str = "subsample",
     return effect, uncertainty, units
 
 
-_CELL_STATS = {"units", "mean", "sd", "sem", "p_greater", "p_less", "a_diverged", "b_diverged",
-               "a_only", "b_only"}  # fmt: skip
+_CELL_STATS = {
+    "units",
+    "mean",
+    "sd",
+    "sem",
+    "p_greater",
+    "p_less",
+    "a_diverged",
+    "b_diverged",
+    "a_only",
+    "b_only",
+}
 
 
 def _ci_half(row: pd.Series) -> float:
@@ -327,8 +349,9 @@ def equivalence(pairs: pd.DataFrame, cell: list[str], margin: float) -> CellsRes
     return CellsResult(result, line, p_value, _finite_min(outside))
 
 
-def not_better(pairs: pd.DataFrame, cell: list[str], margin: float,
-               share: float = NEARLY_ALL) -> CellsResult:  # fmt: skip
+def not_better(
+    pairs: pd.DataFrame, cell: list[str], margin: float, share: float = NEARLY_ALL
+) -> CellsResult:
     """ "a shows no significant improvement over b": in at least ``share`` of the cells a - b
     is significantly below ``margin`` (one-sided paired tests, Holm over the cells) and in no
     cell significantly above it; a better than b by more than the margin in any cell: does not
@@ -376,8 +399,9 @@ def scale(cells: pd.DataFrame) -> dict[str, int]:
     return {"cells": len(cells), "short_cells": int((cells["units"] < MIN_UNITS).sum())}
 
 
-def paired_claim(cid, quote, test, source, pairs, cell, what, names, share=1.0,
-                 units=("subsample", "subsamples")) -> Claim:  # fmt: skip
+def paired_claim(
+    cid, quote, test, source, pairs, cell, what, names, share=1.0, units=("subsample", "subsamples")
+) -> Claim:
     """The claim that side a beats side b (``names``) in (``share`` of) the cells of ``pairs``
     (one row per unit), with its effect, uncertainty, units (``units``: what a unit is, one and
     several) and, where undecided, the units it would need."""
@@ -392,9 +416,21 @@ def paired_claim(cid, quote, test, source, pairs, cell, what, names, share=1.0,
             f"{b} {int(cells['b_diverged'].sum())}"
         )
     needed = needed_line(pairs, cell, share) if result.verdict == UNSURE else ""
-    return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, unit_line,
-                 details, result.p_value, needed, p_refute=result.p_refute,
-                 **scale(cells))  # fmt: skip
+    return Claim(
+        cid,
+        quote,
+        test,
+        source,
+        result.verdict,
+        effect,
+        uncertainty,
+        unit_line,
+        details,
+        result.p_value,
+        needed,
+        p_refute=result.p_refute,
+        **scale(cells),
+    )
 
 
 def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
@@ -411,7 +447,11 @@ def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
     if refuted_by:
         details = f"refuted by the part: {' and '.join(refuted_by)}; " + details
     return Claim(
-        first.id, first.quote, first.test, first.source, verdict,
+        first.id,
+        first.quote,
+        first.test,
+        first.source,
+        verdict,
         "; ".join(f"{name}: {c.effect}" for name, c in both),
         "; ".join(f"{name}: {c.uncertainty}" for name, c in both if c.uncertainty),
         first.units,
@@ -421,4 +461,4 @@ def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
         cells=first.cells + second.cells,
         short_cells=first.short_cells + second.short_cells,
         p_refute=min(refutes) if refutes else None,
-    )  # fmt: skip
+    )

@@ -82,8 +82,17 @@ def _beats(selected, hashed, rival) -> Claim:
     if rival not in set(selected["variant"]) or not hashed:
         return skipped(cid, quote, source, f"no {name} or HashWH runs")
     pairs = _hashwh_pairs(selected, hashed, rival)
-    return paired_claim(cid, quote, test, source, pairs, ["n", "c", "hash_size"],
-                        f"test R^2 (HashWH - {rival})", ("HashWH", rival), units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["n", "c", "hash_size"],
+        f"test R^2 (HashWH - {rival})",
+        ("HashWH", rival),
+        units=UNITS,
+    )
 
 
 def _hashwh_pairs(selected, hashed, rival, unit=UNIT) -> pd.DataFrame:
@@ -116,12 +125,25 @@ def beats_each_draw(selected, hashed, rival) -> Claim:
         return skipped(cid, quote, source, f"no {name} or HashWH runs")
     seeds = selected.groupby(["n", "c", "draw"])["data_seed"].nunique()
     if seeds.max() < 2:
-        return skipped(cid, quote, source, "one data seed per g* draw: a draw has a single "
-                       "unit, so this design cannot check the claim draw by draw")  # fmt: skip
+        return skipped(
+            cid,
+            quote,
+            source,
+            "one data seed per g* draw: a draw has a single "
+            "unit, so this design cannot check the claim draw by draw",
+        )
     pairs = _hashwh_pairs(selected, hashed, rival, unit=[*UNIT, "data_seed"])
-    return paired_claim(cid, quote, test, source, pairs, ["n", "c", "draw", "hash_size"],
-                        f"test R^2 (HashWH - {rival})", ("HashWH", rival),
-                        units=("data seed", "data seeds of one g* draw"))  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pairs,
+        ["n", "c", "draw", "hash_size"],
+        f"test R^2 (HashWH - {rival})",
+        ("HashWH", rival),
+        units=("data seed", "data seeds of one g* draw"),
+    )
 
 
 def ens_no_improvement(selected) -> Claim:
@@ -140,9 +162,20 @@ def ens_no_improvement(selected) -> Claim:
     result = not_better(pairs, ["n", "c"], NO_GAIN_MARGIN, NEARLY_ALL)
     cells = compare_cells(pairs, ["n", "c"])
     effect, uncertainty, units = describe_effect(cells, "test R^2 (EN-S - standard)", *UNITS)
-    return Claim(cid, quote, test, source, result.verdict, effect, uncertainty, units,
-                 result.line, result.p_value, p_refute=result.p_refute,
-                 **scale(cells))  # fmt: skip
+    return Claim(
+        cid,
+        quote,
+        test,
+        source,
+        result.verdict,
+        effect,
+        uncertainty,
+        units,
+        result.line,
+        result.p_value,
+        p_refute=result.p_refute,
+        **scale(cells),
+    )
 
 
 def larger_b_better(selected, hashed) -> Claim:
@@ -164,9 +197,18 @@ def larger_b_better(selected, hashed) -> Claim:
         )
         for small, big in zip(hashed, hashed[1:])
     ]
-    return paired_claim(cid, quote, test, source, pd.concat(steps, ignore_index=True),
-                        ["n", "c", "step"], "test R^2 (larger b - smaller b)",
-                        ("larger b", "smaller b"), NEARLY_ALL, units=UNITS)  # fmt: skip
+    return paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        pd.concat(steps, ignore_index=True),
+        ["n", "c", "step"],
+        "test R^2 (larger b - smaller b)",
+        ("larger b", "smaller b"),
+        NEARLY_ALL,
+        units=UNITS,
+    )
 
 
 def _steps_of_b(selected, hashed, value: str) -> pd.DataFrame:
@@ -202,12 +244,28 @@ def b_trades_time_for_generalization(selected, hashed) -> Claim:
         return skipped(cid, quote, source, "no HashWH runs timed one at a time")
     timed = timed.assign(log_time=np.log10(timed["train_time"].clip(lower=1e-9)))
     cell = ["n", "c", "step"]
-    longer = paired_claim(cid, quote, test, source, _steps_of_b(timed, hashed, "log_time"), cell,
-                          "log10 training time (larger b - smaller b)",
-                          ("larger b", "smaller b"), units=UNITS)  # fmt: skip
-    better = paired_claim(cid, quote, test, source, _steps_of_b(selected, hashed, "test_r2"),
-                          cell, "test R^2 (larger b - smaller b)",
-                          ("larger b", "smaller b"), units=UNITS)  # fmt: skip
+    longer = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        _steps_of_b(timed, hashed, "log_time"),
+        cell,
+        "log10 training time (larger b - smaller b)",
+        ("larger b", "smaller b"),
+        units=UNITS,
+    )
+    better = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        _steps_of_b(selected, hashed, "test_r2"),
+        cell,
+        "test R^2 (larger b - smaller b)",
+        ("larger b", "smaller b"),
+        units=UNITS,
+    )
     return combine(longer, better, ("larger b trains longer", "larger b generalizes better"))
 
 
@@ -268,17 +326,20 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
             rows.append({**dict(zip(RUN, key)), "variant": variant, "level": share, "a": ratio})
     frame = pd.DataFrame(rows, columns=[*RUN, "variant", "level", "a"])
     units = (
-        frame.groupby(["variant", "level", *UNIT], sort=True)["a"].mean().reset_index()
+        frame.groupby(["variant", "level", *UNIT], sort=True)["a"]
+        .mean()
+        .reset_index()
         .assign(b=np.log10(SPEEDUP), a_diverged=False, b_diverged=False)
-    )  # fmt: skip
+    )
     cells = compare_cells(units, ["variant", "level"])
     result = cells_verdict(cells)
     faster = cells["p_greater"].to_numpy(float) < ALPHA
     slower = np.nan_to_num(holm(cells["p_less"]), nan=1.0) < ALPHA
     verdict = FAILS if never else result.verdict
     ratios = units.groupby("variant")["a"].mean()
-    effect = "; ".join(f"{v}: {10**r:.1f}x (geometric mean over levels and units)"
-                       for v, r in ratios.items())  # fmt: skip
+    effect = "; ".join(
+        f"{v}: {10**r:.1f}x (geometric mean over levels and units)" for v, r in ratios.items()
+    )
     _, uncertainty, unit_line = describe_effect(cells, "log10 time ratio - 1", *UNITS)
     details = (
         f"{int(faster.sum())} of {len(cells)} (b, level) cells significantly >= {SPEEDUP:g}x, "
@@ -289,7 +350,19 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
             sorted({f"{v} at {s:.0%}" for v, s in never})
         )
     needed = needed_line(units, ["variant", "level"]) if verdict == UNSURE else ""
-    return Claim(SPEED_ID, quote, test, SPEED_SOURCE, verdict, effect, uncertainty, unit_line,
-                 details, result.p_value, needed, p_refute=result.p_refute,
-                 scope=f"n = {n}, c = {c} only (the paper's runtime cell: n = 50, c = 5)",
-                 **scale(cells))  # fmt: skip
+    return Claim(
+        SPEED_ID,
+        quote,
+        test,
+        SPEED_SOURCE,
+        verdict,
+        effect,
+        uncertainty,
+        unit_line,
+        details,
+        result.p_value,
+        needed,
+        p_refute=result.p_refute,
+        scope=f"n = {n}, c = {c} only (the paper's runtime cell: n = 50, c = 5)",
+        **scale(cells),
+    )

@@ -157,8 +157,9 @@ def _gap(top: str, method: str, folds: pd.DataFrame | None, level: float) -> str
     return f"{interval}, {d['units']} paired | {d['p_value']:.3g}"
 
 
-def protocol_lines(summary: pd.DataFrame, folds: pd.DataFrame | None = None,
-                   level: float = LEVEL) -> list[str]:  # fmt: skip
+def protocol_lines(
+    summary: pd.DataFrame, folds: pd.DataFrame | None = None, level: float = LEVEL
+) -> list[str]:
     """The report's section on the whole-table protocol on ProteinGym's folds (``summary``: one
     row per dataset, scheme and method, as ``whcore.pipeline.analyses.proteingym.protocol_summary`` gives;
     ``folds``: the per-fold rows of the protocol tables, for the paired differences)."""
@@ -327,8 +328,11 @@ def curve_lines(selected: pd.DataFrame, level: float = LEVEL):
         )
     for cell, rows in summary.groupby(CELL, sort=True):
         lines += ["", f"## {_cell_title(cell)}", ""]
-        lines += ["| method | test R^2 mean | s.d. | units | diverged | best minus it "
-                  f"[{level:.0%} CI] | p |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "| method | test R^2 mean | s.d. | units | diverged | best minus it "
+            f"[{level:.0%} CI] | p |",
+            "|---|---|---|---|---|---|---|",
+        ]
         mine = diffs[(diffs[CELL] == pd.Series(cell, index=CELL)).all(axis=1)].set_index("other")
         for row in rows.sort_values("mean", ascending=False).itertuples():
             failed = int(diverged.get((*cell, row.method), 0))

@@ -27,8 +27,15 @@ __all__ = ["SUBCOMMANDS", "Contract", "Job", "load_contract", "own_data_only"]
 SUBCOMMANDS = {kind: spec.SUBCOMMAND for kind, spec in KINDS.items()}
 # The builders, in order: a later one reads what an earlier one planned (the targets the
 # training reads, the training an aggregation reads).
-BUILDERS = (add_spectrum, add_synthetic, add_user_data, add_real, add_analyses, add_reports,
-            add_epistasis)  # fmt: skip
+BUILDERS = (
+    add_spectrum,
+    add_synthetic,
+    add_user_data,
+    add_real,
+    add_analyses,
+    add_reports,
+    add_epistasis,
+)
 
 
 class Contract(Plan):
@@ -96,8 +103,9 @@ class Contract(Plan):
         """What `all` builds: every final output (each figure's PDF and PNG, every table, the
         claims report, its JSON and the provenance table), so that any of them lost after a
         run is rebuilt, never reported as "Nothing to be done"."""
-        return sorted(path for job in self.jobs.values() if job.spec.FINAL
-                      for path in job.spec.written())  # fmt: skip
+        return sorted(
+            path for job in self.jobs.values() if job.spec.FINAL for path in job.spec.written()
+        )
 
     def figures(self) -> list[str]:
         """The ids of the figures of the enabled experiments."""

@@ -98,9 +98,18 @@ class Plan:
         return own_data_only(self.config)
 
     def add_train(
-        self, experiment, dataset, group, settings, data, training, labels, runtime,
-        table=None, fold=None,
-    ):  # fmt: skip
+        self,
+        experiment,
+        dataset,
+        group,
+        settings,
+        data,
+        training,
+        labels,
+        runtime,
+        table=None,
+        fold=None,
+    ):
         """One training job: a group of configurations (method, group tag, [params]) on one
         data split (for the protocol, a held-out fold: ``fold``, (scheme, fold)). Runtime
         cells (those whose times a figure or claim reads) train one model at a time, so that

@@ -62,8 +62,12 @@ def add_user_data(plan: Plan) -> None:
         raw = source.get("file")
         if raw is None:
             raw = Layout.RAW.format(dataset=name, filename=raw_file_name(source))
-            spec = {"dataset": name, "url": source["url"], "sha256": source["sha256"],
-                    "outputs": {"raw": raw}}  # fmt: skip
+            spec = {
+                "dataset": name,
+                "url": source["url"],
+                "sha256": source["sha256"],
+                "outputs": {"raw": raw},
+            }
             plan.add(raw, DownloadUserSpec, spec, labels={"dataset": name})
         data = Layout.data(name)
         spec = {"dataset": name, "raw": raw, "source": source, "outputs": {"data": data}}
@@ -77,9 +81,14 @@ def _add_leaderboard(plan: Plan, name: str, raw: str, source: dict, schemes: lis
     trains (standard, HashWH) with the mode's own grids (``whcore.pipeline.analyses.leaderboard``)."""
     methods = dataset_settings(plan.config, name)["methods"]
     path = plan.layout.table_path(f"leaderboard_{name}")
-    spec = {"dataset": name, "raw": raw, "source": source, "schemes": schemes,
-            "methods": ["onehot", "ridge", *(m for m in ("standard", "hashwh") if m in methods)],
-            "outputs": {"table": path}}  # fmt: skip
+    spec = {
+        "dataset": name,
+        "raw": raw,
+        "source": source,
+        "schemes": schemes,
+        "methods": ["onehot", "ridge", *(m for m in ("standard", "hashwh") if m in methods)],
+        "outputs": {"table": path},
+    }
     plan.add(path, LeaderboardSpec, spec, labels={"dataset": name})
 
 
@@ -95,19 +104,30 @@ def add_real(plan: Plan) -> None:
             ds["train_sizes"], range(real["data_seeds"]), training_groups(ds["methods"])
         ):
             plan.add_train(
-                "real", name, group, real, plan.real_data(name, ds, size, dseed),
-                ds["training"], {"experiment": "real", "dataset": name},
+                "real",
+                name,
+                group,
+                real,
+                plan.real_data(name, ds, size, dseed),
+                ds["training"],
+                {"experiment": "real", "dataset": name},
                 runtime=name == real["runtime_dataset"],
                 table=(REGISTRY[name].rows, REGISTRY[name].n) if name in REGISTRY else None,
-            )  # fmt: skip
+            )
     for name, scheme, fold in _protocol_folds(config):
         ds = dataset_settings(config, name)
         for group in training_groups(ds["methods"]):
             plan.add_train(
-                "protocol", name, group, real, _protocol_data(config, name, scheme, fold),
-                ds["training"], {"experiment": "protocol", "dataset": name},
-                runtime=False, fold=(scheme, fold),
-            )  # fmt: skip
+                "protocol",
+                name,
+                group,
+                real,
+                _protocol_data(config, name, scheme, fold),
+                ds["training"],
+                {"experiment": "protocol", "dataset": name},
+                runtime=False,
+                fold=(scheme, fold),
+            )
     _add_baselines(plan)
 
 

@@ -40,11 +40,15 @@ def _methods() -> dict:
         grids = {param: _grid_schema(name, param) for param in info.params}
         required = [param for param in info.params if param not in info.defaults]
         properties[name] = (
-            {"type": "object", "additionalProperties": False, "required": required,
-             "properties": grids}
+            {
+                "type": "object",
+                "additionalProperties": False,
+                "required": required,
+                "properties": grids,
+            }
             if grids
             else {"type": ["object", "null"], "maxProperties": 0}
-        )  # fmt: skip
+        )
     return {
         "description": "network methods and their hyperparameter grids (lists of values)",
         "type": "object",

@@ -34,9 +34,15 @@ def add_spectrum(plan: Plan) -> None:
         return
     for draw in range(exp["draws"]):
         _add_target(
-            plan, "spectrum", f"draw{draw}", "degree_ladder", exp["n"], exp["max_degree"], None,
+            plan,
+            "spectrum",
+            f"draw{draw}",
+            "degree_ladder",
+            exp["n"],
+            exp["max_degree"],
+            None,
             draw,
-        )  # fmt: skip
+        )
     for (dataset, target), size, dseed, group in itertools.product(
         plan.targets_of["spectrum"].items(),
         exp["train_sizes"],
@@ -44,14 +50,26 @@ def add_spectrum(plan: Plan) -> None:
         training_groups(exp["methods"]),
     ):
         data = {
-            "source": "synthetic", "path": target["path"], "train_size": size,
-            "val_size": "rest", "test_size": 0, "data_seed": dseed, "standardize": False,
-        }  # fmt: skip
+            "source": "synthetic",
+            "path": target["path"],
+            "train_size": size,
+            "val_size": "rest",
+            "test_size": 0,
+            "data_seed": dseed,
+            "standardize": False,
+        }
         labels = {"experiment": "spectrum", "dataset": dataset, "draw": target["seed"]}
         plan.add_train(
-            "spectrum", dataset, group, exp, data, exp["training"], labels,
-            runtime=False, table=(2 ** exp["n"], exp["n"]),
-        )  # fmt: skip
+            "spectrum",
+            dataset,
+            group,
+            exp,
+            data,
+            exp["training"],
+            labels,
+            runtime=False,
+            table=(2 ** exp["n"], exp["n"]),
+        )
 
 
 def add_synthetic(plan: Plan) -> None:
@@ -61,9 +79,15 @@ def add_synthetic(plan: Plan) -> None:
         return
     for n, draw in itertools.product(exp["ns"], range(exp["draws"])):
         _add_target(
-            plan, "synthetic", f"n{n}_draw{draw}", "random_sparse", n, exp["max_degree"],
-            exp["k"], draw,
-        )  # fmt: skip
+            plan,
+            "synthetic",
+            f"n{n}_draw{draw}",
+            "random_sparse",
+            n,
+            exp["max_degree"],
+            exp["k"],
+            draw,
+        )
     # Figures 4b and A6 and the speed-up claim read the per-model times of one draw.
     timed_draw = plan.config["spectrum"]["figure_draw"]
     for (dataset, target), c, dseed, group in itertools.product(
@@ -83,11 +107,20 @@ def add_synthetic(plan: Plan) -> None:
             "standardize": exp["standardize"],
         }
         labels = {
-            "experiment": "synthetic", "dataset": dataset, "n": target["n"], "c": c,
+            "experiment": "synthetic",
+            "dataset": dataset,
+            "n": target["n"],
+            "c": c,
             "draw": target["seed"],
-        }  # fmt: skip
+        }
         plan.add_train(
-            "synthetic", dataset, group, exp, data, exp["training"], labels,
+            "synthetic",
+            dataset,
+            group,
+            exp,
+            data,
+            exp["training"],
+            labels,
             runtime=target["seed"] == timed_draw,
             table=(size + data["val_size"] + data["test_size"], target["n"]),
-        )  # fmt: skip
+        )

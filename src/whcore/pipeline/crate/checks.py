@@ -98,9 +98,12 @@ def _offline_cache(folder: Path) -> Path:
         response.headers.update(headers)
         response.encoding = "utf-8"
         response.raw = urllib3.HTTPResponse(
-            body=io.BytesIO(body), status=200, headers=headers, request_url=CONTEXT,
+            body=io.BytesIO(body),
+            status=200,
+            headers=headers,
+            request_url=CONTEXT,
             preload_content=False,
-        )  # fmt: skip
+        )
         response.request = session.prepare_request(
             requests.Request("GET", CONTEXT, headers={"Accept": accept})
         )

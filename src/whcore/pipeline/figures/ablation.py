@@ -32,13 +32,19 @@ def plot_ablation(table: pd.DataFrame):
         for order, (label, color, marker) in _ORDERS.items():
             # One line per order: the mean over the forests (seeds), their range shaded.
             line = (
-                rows[rows["order"] == order].groupby("step")
-                .agg(kept=("kept", "mean"), mean=("test_r2", "mean"), low=("test_r2", "min"),
-                     high=("test_r2", "max"))
+                rows[rows["order"] == order]
+                .groupby("step")
+                .agg(
+                    kept=("kept", "mean"),
+                    mean=("test_r2", "mean"),
+                    low=("test_r2", "min"),
+                    high=("test_r2", "max"),
+                )
                 .sort_values("kept")
-            )  # fmt: skip
-            ax.fill_between(line["kept"], line["low"], line["high"], color=color, alpha=0.2,
-                            linewidth=0)  # fmt: skip
+            )
+            ax.fill_between(
+                line["kept"], line["low"], line["high"], color=color, alpha=0.2, linewidth=0
+            )
             ax.plot(
                 line["kept"],
                 line["mean"],

@@ -68,9 +68,11 @@ def epistasis_figure(tables: dict, spec: dict):
     methods = list(dict.fromkeys(energy["method"]))
     width = 0.8 / len(methods)
     fig, axes = subplots(
-        1, 1 + len(methods), figsize=(PAGE_WIDTH, 2.8),
+        1,
+        1 + len(methods),
+        figsize=(PAGE_WIDTH, 2.8),
         width_ratios=[1.2] + [1.0] * len(methods),
-    )  # fmt: skip
+    )
     ax = axes[0, 0]
     x = np.arange(len(degrees))
     for k, method in enumerate(methods):

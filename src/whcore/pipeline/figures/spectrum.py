@@ -176,8 +176,7 @@ def spectrum_evolution(tables: dict, settings: dict, appendix: bool = False):
 def _plot_curve(ax, curves, line, size, column, **style) -> None:
     """One method's summary curve of ``column`` at one train size."""
     part = curves[(curves["variant"] == line.variant) & (curves["train_size"] == size)]
-    ax.plot(part["epoch"], part[column], color=line.color, ls=line.style, label=line.label,
-            **style)  # fmt: skip
+    ax.plot(part["epoch"], part[column], color=line.color, ls=line.style, label=line.label, **style)
 
 
 def _line_panels(curves, sizes, panels, ylabel_of, title_of):

@@ -12,8 +12,16 @@ from importlib import import_module
 
 from .spec import DEVICE_ENV, JobSpec, SpecError, device_options, read_spec
 
-__all__ = ["DEVICE_ENV", "KINDS", "MODULES", "JobSpec", "SpecError", "add_job_commands",
-           "read_spec", "register"]  # fmt: skip
+__all__ = [
+    "DEVICE_ENV",
+    "KINDS",
+    "MODULES",
+    "JobSpec",
+    "SpecError",
+    "add_job_commands",
+    "read_spec",
+    "register",
+]
 
 # The modules of the kinds, in the order the command line lists their subcommands.
 MODULES = (

@@ -54,9 +54,18 @@ def ablation_job(spec: AblationSpec, threads: int = 1, log=print):
     tables, infos = [], []
     for seed in range(spec.seed, spec.seed + spec.repeats):
         table, info = run_ablation(
-            x, y, spec.train_size, spec.test_size, spec.max_depth, spec.n_trees, spec.steps,
-            seed, spec.standardize, threads, log=log,
-        )  # fmt: skip
+            x,
+            y,
+            spec.train_size,
+            spec.test_size,
+            spec.max_depth,
+            spec.n_trees,
+            spec.steps,
+            seed,
+            spec.standardize,
+            threads,
+            log=log,
+        )
         tables.append(table)
         infos.append(info)
     table = pd.concat(tables, ignore_index=True)

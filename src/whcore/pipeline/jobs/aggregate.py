@@ -83,8 +83,10 @@ class AggregateSpec(JobSpec):
         if self.experiment == "protocol":
             summary = tables["protocol"].drop_duplicates(["scheme", "method"])
             for row in summary.itertuples():
-                print(f"{row.scheme} {row.method}: Spearman {row.spearman_mean:.4f} "
-                      f"+- {row.spearman_se:.4f} over {row.folds} folds")  # fmt: skip
+                print(
+                    f"{row.scheme} {row.method}: Spearman {row.spearman_mean:.4f} "
+                    f"+- {row.spearman_se:.4f} over {row.folds} folds"
+                )
             return
         print(divergence_report(tables[f"{self.experiment}_selected"]))
 

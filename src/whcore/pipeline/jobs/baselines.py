@@ -34,11 +34,14 @@ class BaselinesSpec(JobSpec):
         start = time.perf_counter()
         records = baselines_job(self, args.threads, log=lambda m: print(m, flush=True))
         wall_time = time.perf_counter() - start
-        out = outputs.table("records", records, threads=args.threads, wall_time=wall_time,
-                            provenance=provenance())  # fmt: skip
+        out = outputs.table(
+            "records", records, threads=args.threads, wall_time=wall_time, provenance=provenance()
+        )
         best = select_best(records).iloc[0]
-        print(f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
-              f"{best['test_r2']:.4f}, {wall_time:.1f}s")  # fmt: skip
+        print(
+            f"wrote {out}: {len(records)} grid points; validation-best test R^2 "
+            f"{best['test_r2']:.4f}, {wall_time:.1f}s"
+        )
 
 
 def baselines_job(spec: BaselinesSpec, threads: int = 1, log=print):

@@ -52,8 +52,10 @@ class ClaimsSpec(JobSpec):
         with outputs.file(self.outputs["md"]) as md, outputs.file(self.outputs["json"]) as js:
             summary, _ = write_report(tables, md, js)
         for row in summary[summary["best"]].itertuples():
-            print(f"{row.dataset} {row.split} {row.train_size}: best {row.method} "
-                  f"(test R^2 {row.mean:.4f})")  # fmt: skip
+            print(
+                f"{row.dataset} {row.split} {row.train_size}: best {row.method} "
+                f"(test R^2 {row.mean:.4f})"
+            )
 
 
 Spec = ClaimsSpec

@@ -14,8 +14,10 @@ class DownloadUserSpec(JobSpec):
     """A user's dataset file fetched from its url (sha256-checked)."""
 
     KIND, SUBCOMMAND, OUTPUTS = "download_user", "download-user", ("raw",)
-    HELP = ("fetch your dataset's file from its url (sha256 checked; spec fields: dataset, url, "
-            "sha256; outputs: raw)")  # fmt: skip
+    HELP = (
+        "fetch your dataset's file from its url (sha256 checked; spec fields: dataset, url, "
+        "sha256; outputs: raw)"
+    )
 
     dataset: str
     url: str

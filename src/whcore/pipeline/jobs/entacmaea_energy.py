@@ -16,8 +16,10 @@ class EntacmaeaEnergySpec(JobSpec):
 
     KIND, SUBCOMMAND, OUTPUTS = "entacmaea_energy", "entacmaea-energy", ("table",)
     OPTIONAL_OUTPUTS = ("coefficients",)
-    HELP = ("exact WHT of Entacmaea: energy per degree of the top coefficients (spec fields: "
-            "data, top, include_constant; outputs: table, optional coefficients)")  # fmt: skip
+    HELP = (
+        "exact WHT of Entacmaea: energy per degree of the top coefficients (spec fields: "
+        "data, top, include_constant; outputs: table, optional coefficients)"
+    )
     FINAL = True
 
     data: str

@@ -15,8 +15,10 @@ class EpistasisSpec(JobSpec):
     """The spectra of the selected standard and HashWH networks of a dataset."""
 
     KIND, SUBCOMMAND, OUTPUTS = "epistasis", "epistasis", ("interactions", "energy", "sites")
-    HELP = ("spectra of the selected standard and HashWH networks: top interactions, energy by "
-            "number of sites and by site set (outputs: interactions, energy, sites)")  # fmt: skip
+    HELP = (
+        "spectra of the selected standard and HashWH networks: top interactions, energy by "
+        "number of sites and by site set (outputs: interactions, energy, sites)"
+    )
     FINAL, DEVICE = True, True
 
     dataset: str

@@ -18,8 +18,10 @@ class LeaderboardSpec(JobSpec):
     """A user's ProteinGym table scored as the supervised leaderboard scores an assay."""
 
     KIND, SUBCOMMAND, OUTPUTS = "leaderboard", "leaderboard", ("table",)
-    HELP = ("score your ProteinGym table as the supervised leaderboard does (spec fields: "
-            "dataset, raw, source, schemes, methods, seed; outputs: table)")  # fmt: skip
+    HELP = (
+        "score your ProteinGym table as the supervised leaderboard does (spec fields: "
+        "dataset, raw, source, schemes, methods, seed; outputs: table)"
+    )
 
     dataset: str
     raw: str
@@ -52,8 +54,10 @@ class LeaderboardSpec(JobSpec):
         out = outputs.table("table", scores.assign(dataset=self.dataset), **meta)
         best = scores.loc[scores.groupby("scheme")["pooled_spearman"].idxmax()]
         for row in best.itertuples():
-            print(f"wrote {out}: {row.scheme}: best {row.method}, pooled Spearman "
-                  f"{row.pooled_spearman:.4f}")  # fmt: skip
+            print(
+                f"wrote {out}: {row.scheme}: best {row.method}, pooled Spearman "
+                f"{row.pooled_spearman:.4f}"
+            )
 
 
 Spec = LeaderboardSpec

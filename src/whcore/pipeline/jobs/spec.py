@@ -62,8 +62,15 @@ def read_spec(text: str | Path) -> dict:
     return spec
 
 
-_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
-          dict: "a mapping", list: "a list", type(None): "null"}  # fmt: skip
+_NAMES = {
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    bool: "true or false",
+    dict: "a mapping",
+    list: "a list",
+    type(None): "null",
+}
 
 
 def _matches(value, hint) -> bool:

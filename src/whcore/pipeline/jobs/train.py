@@ -177,15 +177,20 @@ class TrainSpec(JobSpec):
     def run(self, args, outputs) -> None:
         from ..runtime.provenance import provenance
 
-        print(f"training {len(self.grid)} configuration(s) x {len(self.training.seeds)} "
-              f"seed(s) on {args.device}", flush=True)  # fmt: skip
+        print(
+            f"training {len(self.grid)} configuration(s) x {len(self.training.seeds)} "
+            f"seed(s) on {args.device}",
+            flush=True,
+        )
         start = time.perf_counter()
         results = run_job(self, args.device, args.log_every, log=lambda m: print(m, flush=True))
         meta = {"wall_time": time.perf_counter() - start, "provenance": provenance(args.device)}
         _write(results, outputs, meta)
         for result in results:
-            print(f"wrote {configuration_file(self.outputs['records'], result.params)}: "
-                  f"{_summary(result.records)}")  # fmt: skip
+            print(
+                f"wrote {configuration_file(self.outputs['records'], result.params)}: "
+                f"{_summary(result.records)}"
+            )
         print(f"{meta['wall_time']:.1f}s")
 
 
@@ -206,15 +211,18 @@ def _write(results, outputs, meta: dict) -> None:
         with outputs.folder(role) as folder:
             for result in results:
                 meta_of = {"spec": outputs.spec, **meta, "params": result.params}
-                write_parquet(getattr(result, role), configuration_file(folder, result.params),
-                              meta_of)  # fmt: skip
+                write_parquet(
+                    getattr(result, role), configuration_file(folder, result.params), meta_of
+                )
 
 
 def _summary(records: pd.DataFrame) -> str:
     ok = records[records["status"] == "ok"]
     best = ok.loc[ok.groupby("seed")["val_mse"].idxmin()] if len(ok) else ok
-    return (f"{records['seed'].nunique()} seeds, {len(records)} records, mean best-val test "
-            f"R^2 {best.get('test_r2', best['val_r2']).mean():.4f}")  # fmt: skip
+    return (
+        f"{records['seed'].nunique()} seeds, {len(records)} records, mean best-val test "
+        f"R^2 {best.get('test_r2', best['val_r2']).mean():.4f}"
+    )
 
 
 @dataclass

@@ -36,8 +36,11 @@ def git_commit(where: Path | None = None) -> str:
             return "not a checkout"
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=where, capture_output=True, text=True, timeout=10,
-        )  # fmt: skip
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "not a checkout"
     return commit.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
@@ -92,11 +95,15 @@ def provenance_table(paths) -> pd.DataFrame:
     for path in paths:
         record = read_parquet_metadata(path).get("provenance") or {"whcore_version": "unknown"}
         libraries = record.get("libraries", {})
-        rows.append({
-            **{k: v for k, v in record.items() if k != "libraries"},
-            "libraries": ", ".join(f"{name} {version}" for name, version in sorted(libraries.items())),
-            "file": Path(path).name,
-        })  # fmt: skip
+        rows.append(
+            {
+                **{k: v for k, v in record.items() if k != "libraries"},
+                "libraries": ", ".join(
+                    f"{name} {version}" for name, version in sorted(libraries.items())
+                ),
+                "file": Path(path).name,
+            }
+        )
     frame = pd.DataFrame(rows)
     keys = [c for c in frame.columns if c not in ("file", "started")]
     return (
