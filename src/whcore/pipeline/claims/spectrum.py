@@ -28,13 +28,12 @@ from .spectrum_units import (
 from .stats import (
     Claim,
     below_threshold,
+    cells_claim,
     combine,
     compare_cells,
-    describe_effect,
     equivalence,
     paired,
     paired_claim,
-    scale,
     skipped,
     smallest_threshold,
 )
@@ -409,24 +408,17 @@ def standard_comparable_on_support(final, hashed, b_of) -> Claim:
     pairs = _by_b(final, hashed, b_of, "standard", "sae_support")
     result = equivalence(pairs, ["train_size", "hash_size"], COMPARABLE_MARGIN)
     cells = compare_cells(pairs, ["train_size", "hash_size"])
-    effect, uncertainty, units = describe_effect(
-        cells, "SAE on the support (HashWH - standard)", *UNITS
-    )
     sizes = ", ".join(str(v) for v in sorted(set(cells["train_size"])))
-    return Claim(
+    return cells_claim(
         cid,
         quote,
         test,
         source,
-        result.verdict,
-        effect,
-        uncertainty,
-        units,
-        result.line,
-        result.p_value,
-        p_refute=result.p_refute,
+        result,
+        cells,
+        "SAE on the support (HashWH - standard)",
+        UNITS,
         scope=f"train size {sizes} only, of the paper's 100 and 400",
-        **scale(cells),
     )
 
 

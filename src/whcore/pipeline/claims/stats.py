@@ -103,25 +103,27 @@ def paired(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 # --- cells ----------------------------------------------------------------------------------------
 
+# The columns ``compare_cells`` gives each cell, beside the cell's own.
+CELL_STATS = (
+    "units",
+    "mean",
+    "sd",
+    "sem",
+    "p_greater",
+    "p_less",
+    "a_diverged",
+    "b_diverged",
+    "a_only",
+    "b_only",
+)
+
 
 def compare_cells(pairs: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
     """Per cell of ``pairs`` (one row per unit; columns ``cell``, a, b, a_diverged, b_diverged):
     finished units, the mean difference a - b and its standard error, one-sided paired t-test
     p-values for a > b and a < b, the diverged units per side and the units where only a (only
     b) diverged."""
-    columns = [
-        *cell,
-        "units",
-        "mean",
-        "sd",
-        "sem",
-        "p_greater",
-        "p_less",
-        "a_diverged",
-        "b_diverged",
-        "a_only",
-        "b_only",
-    ]
+    columns = [*cell, *CELL_STATS]
     if pairs.empty:
         return pd.DataFrame(columns=columns)
     a_div, b_div = pairs["a_diverged"].astype(bool), pairs["b_diverged"].astype(bool)
@@ -268,7 +270,7 @@ def describe_effect(
     span = f"{low}" if low == high else f"{low}-{high}"
     plural = "" if high == 1 else "s"
     weakest = finite.loc[finite["mean"].idxmin()]
-    cell = [c for c in cells.columns if c not in _CELL_STATS]
+    cell = [c for c in cells.columns if c not in CELL_STATS]
     half = _ci_half(weakest)
     name = f" ({_cell_name(weakest, cell)})" if cell and len(finite) > 1 else ""
     uncertainty = (
@@ -281,20 +283,6 @@ def describe_effect(
     unit_name = unit if high == 1 else units_word
     units = f"{span} independent unit{plural} ({unit_name}) per cell, {len(cells)} {cells_word}"
     return effect, uncertainty, units
-
-
-_CELL_STATS = {
-    "units",
-    "mean",
-    "sd",
-    "sem",
-    "p_greater",
-    "p_less",
-    "a_diverged",
-    "b_diverged",
-    "a_only",
-    "b_only",
-}
 
 
 def _ci_half(row: pd.Series) -> float:
@@ -407,7 +395,6 @@ def paired_claim(
     several) and, where undecided, the units it would need."""
     cells = compare_cells(pairs, cell)
     result = cells_verdict(cells, share)
-    effect, uncertainty, unit_line = describe_effect(cells, what, *units)
     a, b = names
     details = result.line
     if len(cells):
@@ -416,21 +403,27 @@ def paired_claim(
             f"{b} {int(cells['b_diverged'].sum())}"
         )
     needed = needed_line(pairs, cell, share) if result.verdict == UNSURE else ""
-    return Claim(
-        cid,
-        quote,
-        test,
-        source,
-        result.verdict,
-        effect,
-        uncertainty,
-        unit_line,
-        details,
-        result.p_value,
-        needed,
-        p_refute=result.p_refute,
-        **scale(cells),
+    return cells_claim(
+        cid, quote, test, source, result, cells, what, units, details=details, needed=needed
     )
+
+
+def cells_claim(cid, quote, test, source, result, cells, what, units, **fields) -> Claim:
+    """A claim judged over ``cells`` (``compare_cells``) by a test's ``result`` (its verdict, its
+    p-values and its line as the details): the effect of ``what`` with its uncertainty and the
+    ``units`` line (``describe_effect``, ``units`` its (unit, units) words); ``fields`` set or
+    replace any other field of the claim."""
+    effect, uncertainty, unit_line = describe_effect(cells, what, *units)
+    judged = {
+        "verdict": result.verdict,
+        "effect": effect,
+        "uncertainty": uncertainty,
+        "units": unit_line,
+        "details": result.line,
+        "p_value": result.p_value,
+        "p_refute": result.p_refute,
+    }
+    return Claim(cid, quote, test, source, **{**judged, **fields}, **scale(cells))
 
 
 def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:

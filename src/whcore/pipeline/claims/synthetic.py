@@ -18,15 +18,14 @@ from .stats import (
     NEARLY_ALL,
     UNSURE,
     Claim,
+    cells_claim,
     cells_verdict,
     combine,
     compare_cells,
-    describe_effect,
     holm,
     not_better,
     paired,
     paired_claim,
-    scale,
     side,
     skipped,
     unit_means,
@@ -161,21 +160,7 @@ def ens_no_improvement(selected) -> Claim:
     pairs = paired(_units(selected, "ens"), _units(selected, "standard"))
     result = not_better(pairs, ["n", "c"], NO_GAIN_MARGIN, NEARLY_ALL)
     cells = compare_cells(pairs, ["n", "c"])
-    effect, uncertainty, units = describe_effect(cells, "test R^2 (EN-S - standard)", *UNITS)
-    return Claim(
-        cid,
-        quote,
-        test,
-        source,
-        result.verdict,
-        effect,
-        uncertainty,
-        units,
-        result.line,
-        result.p_value,
-        p_refute=result.p_refute,
-        **scale(cells),
-    )
+    return cells_claim(cid, quote, test, source, result, cells, "test R^2 (EN-S - standard)", UNITS)
 
 
 def larger_b_better(selected, hashed) -> Claim:
@@ -340,7 +325,6 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
     effect = "; ".join(
         f"{v}: {10**r:.1f}x (geometric mean over levels and units)" for v, r in ratios.items()
     )
-    _, uncertainty, unit_line = describe_effect(cells, "log10 time ratio - 1", *UNITS)
     details = (
         f"{int(faster.sum())} of {len(cells)} (b, level) cells significantly >= {SPEEDUP:g}x, "
         f"{int(slower.sum())} significantly below; levels are shares of R^2 {top:.3f}"
@@ -350,19 +334,18 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
             sorted({f"{v} at {s:.0%}" for v, s in never})
         )
     needed = needed_line(units, ["variant", "level"]) if verdict == UNSURE else ""
-    return Claim(
+    return cells_claim(
         SPEED_ID,
         quote,
         test,
         SPEED_SOURCE,
-        verdict,
-        effect,
-        uncertainty,
-        unit_line,
-        details,
-        result.p_value,
-        needed,
-        p_refute=result.p_refute,
+        result,
+        cells,
+        "log10 time ratio - 1",
+        UNITS,
+        verdict=verdict,
+        effect=effect,
+        details=details,
+        needed=needed,
         scope=f"n = {n}, c = {c} only (the paper's runtime cell: n = 50, c = 5)",
-        **scale(cells),
     )
