@@ -279,7 +279,9 @@ def test_ctrl_c_then_the_same_command_resumes(tmp_path, moment):
     has written its output but Snakemake has not yet seen it end (Snakemake paused with SIGSTOP
     across that moment), so the output exists and Snakemake's own record still calls it
     incomplete: a plain rerun must not refuse (the workflow profile sets rerun-incomplete)."""
-    epochs = 300 if moment == "mid-training" else 20
+    # mid-training: long enough that the job still trains when Ctrl-C follows its first epoch
+    # (300 epochs of this tiny network take about a second on an idle core: a race it lost)
+    epochs = 3000 if moment == "mid-training" else 20
     config = spectrum_config(
         tmp_path, {"standard": {}}, epochs=epochs, patience=epochs, log_every=1
     )

@@ -3,6 +3,7 @@ its objects (workflow, rules, ancient, jobs) are stood in for by plain ones."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -49,6 +50,16 @@ def tiny(**changes) -> dict:
             node = node[key]
         node[last] = value
     return config
+
+
+@pytest.fixture(autouse=True)
+def own_environment():
+    """``start`` sets the jobs' environment in ``os.environ`` (as it does in Snakemake's
+    process): each test's changes end with it, never reaching a later test's Snakemake."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 @pytest.fixture
