@@ -9,7 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
+from test_config import changed, load
 
 from whcore.data.datasets import REGISTRY
 from whcore.pipeline.contract import snakefile
@@ -37,19 +37,7 @@ from whcore.pipeline.figures.registry import FIGURES
 from whcore.pipeline.jobs.aggregate import ROLES
 
 REPO = Path(__file__).resolve().parents[3]
-TINY = REPO / ".test" / "config.yaml"
 WORKFLOW = REPO / "workflow"
-
-
-def tiny(**changes) -> dict:
-    config = yaml.safe_load(TINY.read_text())
-    for dotted, value in changes.items():
-        *parents, last = dotted.split(".")
-        node = config
-        for key in parents:
-            node = node[key]
-        node[last] = value
-    return config
 
 
 @pytest.fixture(autouse=True)
@@ -68,7 +56,7 @@ def started(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("WHCORE_DEVICE", raising=False)
     warnings = []
-    return start(tiny(), WORKFLOW, REPO, "my.yaml", warn=warnings.append), warnings
+    return start(load(), WORKFLOW, REPO, "my.yaml", warn=warnings.append), warnings
 
 
 def test_alternatives_match_exactly_the_names_given():
@@ -88,7 +76,7 @@ def test_the_config_source_names_the_files_or_the_default():
 def test_start_plans_the_run_and_sets_the_jobs_environment(started, monkeypatch):
     begun, warnings = started
     assert begun.layout.root == "results/tiny"
-    assert begun.contract.targets() and begun.gpu == 0 and begun.conflict is None
+    assert begun.contract.targets() and begun.gpu == 0
     assert Path(begun.env).is_file() and warnings == []
     for name in REGISTRY:
         assert re.fullmatch(begun.wildcards.datasets, name)
@@ -100,27 +88,29 @@ def test_start_plans_the_run_and_sets_the_jobs_environment(started, monkeypatch)
 def test_a_bad_config_is_one_line_naming_its_source(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(StartError, match=r"^Error in my\.yaml: .*spectrum"):
-        start(tiny(**{"spectrum.n": "six"}), WORKFLOW, REPO, "my.yaml")
+        start(changed("spectrum.n", "six"), WORKFLOW, REPO, "my.yaml")
 
 
 def test_a_bad_environment_value_is_refused_at_start(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WHCORE_LOG_EVERY", "often")
     with pytest.raises(StartError, match=r"^Error: .*WHCORE_LOG_EVERY"):
-        start(tiny(), WORKFLOW, REPO, "my.yaml")
+        start(load(), WORKFLOW, REPO, "my.yaml")
 
 
 def test_start_warns_of_a_mirror_that_is_not_one(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     warnings = []
-    start(tiny(data_mirror=str(tmp_path / "none")), WORKFLOW, REPO, "my.yaml", warnings.append)
+    start(
+        changed("data_mirror", str(tmp_path / "none")), WORKFLOW, REPO, "my.yaml", warnings.append
+    )
     assert len(warnings) == 1 and "data_mirror" in warnings[0]
 
 
 def test_no_user_dataset_matches_when_the_real_experiment_is_off(started):
     begun, _ = started
     assert begun.wildcards.user_datasets == "(?!)"
-    off = Wildcards.of(tiny(**{"real.enabled": False}), begun.contract)
+    off = Wildcards.of(changed("real.enabled", "false"), begun.contract)
     assert off.user_datasets == "(?!)" and off.protocol_datasets == "(?!)"
 
 

@@ -117,14 +117,12 @@ class Wildcards:
 @dataclass(frozen=True)
 class WorkflowStart:
     """What the rules need of one run: its contract and layout, the conda environment file of
-    ``--sdm conda``, the wildcard constraints, the GPU request of a training job, and the
-    conflict with the run already in its folder (None: none)."""
+    ``--sdm conda``, the wildcard constraints and the GPU request of a training job."""
 
     contract: Contract
     env: str
     wildcards: Wildcards
     gpu: int
-    conflict: str | None
 
     @property
     def layout(self) -> Layout:
@@ -162,7 +160,7 @@ def start(config: dict, workflow_dir, checkout, source: str, warn=None) -> Workf
     if conflict and not config["replace_run"]:
         warn(f"warning: {conflict}")
     gpu = 1 if config["device"] == "cuda" else 0
-    return WorkflowStart(contract, env, Wildcards.of(config, contract), gpu, conflict)
+    return WorkflowStart(contract, env, Wildcards.of(config, contract), gpu)
 
 
 def raw_file(wildcards) -> str:
