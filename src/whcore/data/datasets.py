@@ -24,7 +24,6 @@ from .download import fetch, sha256_of
 from .splits import Split, unit_seed, unit_split
 
 __all__ = [
-    "NAMES",
     "DatasetInfo",
     "REGISTRY",
     "get",
@@ -162,7 +161,6 @@ REGISTRY: dict[str, DatasetInfo] = {
         ),
     )
 }
-NAMES: tuple[str, ...] = tuple(REGISTRY)
 
 
 def get(name: str) -> DatasetInfo:

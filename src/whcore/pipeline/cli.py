@@ -1,7 +1,8 @@
 """The ``whcore`` command line: one subcommand per pipeline step (what Snakemake rules call).
 
-The job subcommands (``jobs``: one per kind) take their job's spec; ``whcore spec`` (``contract.spec_lookup``) prints
-the spec of any job of a config; the data commands below take a dataset's name.
+The job subcommands (``jobs``: one per kind) take their job's spec; ``whcore spec``
+(``contract.spec_lookup``) prints the spec of any job of a config; the data commands below take
+a dataset's name.
 """
 
 from __future__ import annotations
