@@ -57,8 +57,10 @@ def on_start():
             refuse_jobs_no_node_holds(workflow, CONTRACT)
             settle_slurm_orphans(workflow, say)
         claim_run(LAYOUT.root, config, SOURCE)
-    except (StartError, RunConflictError) as err:
-        sys.exit(str(err) if isinstance(err, StartError) else f"Error: {err}")
+    except StartError as err:
+        sys.exit(str(err))
+    except RunConflictError as err:
+        sys.exit(f"Error: {err}")
 
 
 def on_error():
