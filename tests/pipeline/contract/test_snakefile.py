@@ -54,7 +54,8 @@ def own_environment():
 def started(tmp_path, monkeypatch):
     """The tiny configuration started in an empty working directory (warnings kept)."""
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("WHCORE_DEVICE", raising=False)
+    for name in ("WHCORE_DEVICE", "WHCORE_DATA_MIRROR"):  # the caller's, never this test's
+        monkeypatch.delenv(name, raising=False)
     warnings = []
     return start(load(), WORKFLOW, REPO, "my.yaml", warn=warnings.append), warnings
 
@@ -100,6 +101,7 @@ def test_a_bad_environment_value_is_refused_at_start(tmp_path, monkeypatch):
 
 def test_start_warns_of_a_mirror_that_is_not_one(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WHCORE_DATA_MIRROR", raising=False)
     warnings = []
     start(
         changed("data_mirror", str(tmp_path / "none")), WORKFLOW, REPO, "my.yaml", warnings.append
