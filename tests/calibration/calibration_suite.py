@@ -52,7 +52,7 @@ from whcore.pipeline.claims.spectrum import (
     PERFECT,
     spectrum_comparisons,
 )
-from whcore.pipeline.claims.stats import ALPHA, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED
+from whcore.pipeline.claims.stats import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED
 from whcore.pipeline.claims.synthetic import NO_GAIN_MARGIN
 
 CONFIGS = ("quick", "faithful", "workstation")
@@ -661,6 +661,9 @@ class Case:
     log: bool = False
     share: float = 1.0
     needs: Callable = field(default=lambda design: None)
+    # Why a shift of 0 is not the refuting side's null (None: it is, the boundary between
+    # the two sides); such a case gets no false-"does not hold" measure.
+    no_refuting_null: str | None = None
 
     @property
     def name(self) -> str:
@@ -768,6 +771,10 @@ def spectrum_cases() -> list[Case]:
             overfitting_evaluate,
             exact=False,
             needs=lambda d: None if d.seeds >= 2 else "fewer than two training seeds",
+            no_refuting_null=(
+                "at a shift of 0 the standard network does not rise, below the floor that "
+                "refutes it: not the refuting side's null"
+            ),
         ),
         Case(
             "spectrum_sae_improves_with_b",
@@ -904,10 +911,13 @@ def without_units_needed():
             module.needed_line = function
 
 
-def holds_rate(case: Case, design: Design, shift, reps: int, seed: int = 0) -> dict:
-    """How often ``case``'s claim says "holds" over ``reps`` seeded replications of tables with
-    cells ``shift`` in its favour: rate, its binomial SE, replications."""
-    holds = 0
+def verdict_rate(
+    case: Case, design: Design, shift, reps: int, seed: int = 0, verdict: str = HOLDS
+) -> dict:
+    """How often ``case``'s claim says ``verdict`` over ``reps`` seeded replications of tables
+    with cells ``shift`` in its favour: rate, its binomial SE, replications, and whether any
+    replication gave the claim a refuting test (``refutes``)."""
+    hits, refutes = 0, False
     with without_units_needed():
         for rep in range(reps):
             rng = np.random.default_rng([seed, rep])
@@ -915,9 +925,16 @@ def holds_rate(case: Case, design: Design, shift, reps: int, seed: int = 0) -> d
             (claim,) = [c for c in case.evaluate(tables, design) if c.id == case.claim]
             if claim.verdict == SKIPPED:
                 raise ValueError(f"{case.name} skipped at {design.label}: {claim.details}")
-            holds += claim.verdict == HOLDS
-    rate = holds / reps
-    return {"rate": rate, "se": math.sqrt(max(rate * (1 - rate), 1e-12) / reps), "reps": reps}
+            hits += claim.verdict == verdict
+            refutes = refutes or claim.p_refute is not None
+    rate = hits / reps
+    se = math.sqrt(max(rate * (1 - rate), 1e-12) / reps)
+    return {"rate": rate, "se": se, "reps": reps, "refutes": refutes}
+
+
+def holds_rate(case: Case, design: Design, shift, reps: int, seed: int = 0) -> dict:
+    """``verdict_rate`` of "holds"."""
+    return verdict_rate(case, design, shift, reps, seed, HOLDS)
 
 
 def false_holds_rates(case_list, design_of, reps: int, seed: int = 0) -> list[dict]:
@@ -930,6 +947,46 @@ def false_holds_rates(case_list, design_of, reps: int, seed: int = 0) -> list[di
             rate = holds_rate(case, design, boundary_shift(case, design), reps, seed)
             rows.append({"case": case, "design": design, **rate})
     return rows
+
+
+# --- the refuting side ------------------------------------------------------------------------
+
+
+def refuting_nulls(case: Case, design: Design) -> dict[str, np.ndarray]:
+    """The refuting side's nulls (where "does not hold" is false): every cell exactly at the
+    boundary (a shift of 0), and one cell at it with every other STRONG in the claim's favour.
+    The refuting side is a union test (Holm over the claim's cells and parts), so at either
+    "does not hold" may come out in at most about alpha of the replications."""
+    one = np.full(case.shape(design), STRONG)
+    one.reshape(-1)[0] = 0.0
+    return {"every cell at 0": np.zeros(case.shape(design)), "one cell at 0": one}
+
+
+def false_refutes_rates(case_list, design_of, reps: int, seed: int = 2) -> list[dict]:
+    """Per case that ``design_of(case)`` can decide and whose shift of 0 is the refuting null,
+    and per ``refuting_nulls``: its false-"does not hold" rate, with the case, design and null."""
+    rows = []
+    for case in case_list:
+        design = design_of(case)
+        if why_skipped(case, design) is not None or case.no_refuting_null:
+            continue
+        for null, shift in refuting_nulls(case, design).items():
+            rate = verdict_rate(case, design, shift, reps, seed, FAILS)
+            rows.append({"case": case, "design": design, "null": null, **rate})
+    return rows
+
+
+def check_refutes(rows: list[dict], alpha: float = ALPHA, checks: int = 1) -> list[str]:
+    """The failures among ``false_refutes_rates`` rows: a rate above alpha + z SE (Holm over
+    correlated tests is conservative, so no lower bound)."""
+    failures = []
+    for row in rows:
+        failure = bound_failure(row["rate"], row["reps"], False, alpha, checks, "does not hold")
+        if failure:
+            failures.append(
+                f"{row['case'].name} ({row['null']}) at {row['design'].label}: {failure}"
+            )
+    return failures
 
 
 def power_rate(case: Case, design: Design, reps: int, seed: int = 1) -> dict:
@@ -957,7 +1014,7 @@ def bound_z(checks: int) -> float:
 
 
 def bound_failure(
-    rate: float, reps: int, exact: bool, alpha: float = ALPHA, checks: int = 1
+    rate: float, reps: int, exact: bool, alpha: float = ALPHA, checks: int = 1, verdict=HOLDS
 ) -> str | None:
     """Why a false-"holds" ``rate`` over ``reps`` replications fails its bound, else None: above
     alpha + z SE, or for an exact test below alpha - z SE (over-conservative). z is 2 for one
@@ -967,10 +1024,11 @@ def bound_failure(
     z = bound_z(checks)
     se = math.sqrt(alpha * (1 - alpha) / reps)
     if rate > alpha + z * se:
-        return f"'holds' in {rate:.1%} > {alpha + z * se:.1%} (alpha + {z:.2g} SE)"
+        return f"'{verdict}' in {rate:.1%} > {alpha + z * se:.1%} (alpha + {z:.2g} SE)"
     if exact and rate < alpha - z * se:
         return (
-            f"'holds' in {rate:.1%} < {alpha - z * se:.1%} (alpha - {z:.2g} SE): over-conservative"
+            f"'{verdict}' in {rate:.1%} < {alpha - z * se:.1%} (alpha - {z:.2g} SE): "
+            "over-conservative"
         )
     return None
 
@@ -978,6 +1036,30 @@ def bound_failure(
 def skipped_row(case: Case, design: Design) -> dict:
     """A table row for a case ``design`` cannot decide."""
     return {"case": case, "design": design, "skipped": why_skipped(case, design)}
+
+
+def refute_table_lines(rows: list[dict], alpha: float = ALPHA, checks: int = 1) -> list[str]:
+    """A markdown table of ``false_refutes_rates`` rows (and ``skipped_row`` rows), each judged
+    by the bound of a suite of ``checks`` checks."""
+    z = bound_z(checks)
+    lines = [
+        "| claim | configuration: units per cell x data seeds x seeds | refuting null | "
+        f"false 'does not hold' (SE) | accepted (up to alpha + {z:.2g} SE) | check |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        start = f"| {row['case'].name} | {row['design'].label} |"
+        if row.get("skipped"):
+            lines.append(f"{start} | no verdict: {row['skipped']} | | skipped |")
+            continue
+        se = math.sqrt(alpha * (1 - alpha) / row["reps"])
+        check = "pass" if not check_refutes([row], alpha, checks) else "FAIL"
+        side = "" if row["refutes"] else " (no refuting test came out)"
+        lines.append(
+            f"{start} {row['null']} | {row['rate']:.1%} ({row['se']:.1%}){side} | "
+            f"{alpha + z * se:.1%} | {check} |"
+        )
+    return lines
 
 
 def table_lines(rows: list[dict], alpha: float = ALPHA, checks: int = 1) -> list[str]:

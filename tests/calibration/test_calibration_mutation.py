@@ -1,15 +1,26 @@
-"""The calibration suite (tests/calibration/calibration_suite.py) fails a wrong engine: with every cell's
-one-sided p-values halved (each cell tested at 2 x alpha), its check reports the least-favourable
-null of a claim over several cells; with the engine as it is, the same check passes. In the
-default test run (about 25 s of CPU: 2 x 500 evaluations of a claim), not behind the calibration
+"""The calibration suite (tests/calibration/calibration_suite.py) fails a wrong engine, on both
+sides: with every cell's one-sided p-values halved (each cell tested at 2 x alpha), its check
+reports the least-favourable null of a claim over several cells ("holds" too often); with the
+refuting side left uncorrected (no Holm over a claim's cells), its check reports the refuting
+null ("does not hold" too often). With the engine as it is, the same checks pass. In the default
+test run (about 50 s of CPU: 4 x 500 evaluations of a claim), not behind the calibration
 marker."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
-from calibration_suite import Case, cases, check_rates, designs, false_holds_rates
+from calibration_suite import (
+    Case,
+    cases,
+    check_rates,
+    check_refutes,
+    designs,
+    false_holds_rates,
+    false_refutes_rates,
+)
 
 from whcore.pipeline.claims import stats
 
@@ -62,3 +73,20 @@ def test_every_claim_case_builds_tables_the_engine_decides():
     assert why_skipped(cases()[0], designs("quick")["spectrum"]) == (
         "2 units per cell (a verdict needs 3)"
     )
+
+
+def uncorrected(pvalues):
+    return np.asarray(pvalues, dtype=float)
+
+
+@pytest.mark.slow
+def test_the_suite_fails_an_uncorrected_refuting_side(monkeypatch):
+    picked, design = chosen()
+    every_cell_at_0 = lambda case, design: {"every cell at 0": np.zeros(case.shape(design))}  # noqa: E731
+    monkeypatch.setattr("calibration_suite.refuting_nulls", every_cell_at_0)
+    honest = check_refutes(false_refutes_rates(picked, lambda case: design, REPS))
+    assert honest == [], honest
+    monkeypatch.setattr(stats, "correct_refuting", uncorrected)
+    failures = check_refutes(false_refutes_rates(picked, lambda case: design, REPS))
+    assert failures, "the suite did not notice a refuting side with no correction over the cells"
+    assert all("'does not hold' in" in failure for failure in failures), failures

@@ -22,9 +22,9 @@ from .stats import (
     Claim,
     compare_cells,
     describe_effect,
-    holm,
     paired,
     paired_claim,
+    refute,
     scale,
     skipped,
     unit_means,
@@ -150,7 +150,9 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
     # standard network's rise below the floor, or a b rising more, in any cell (Holm over all).
     # (float: an empty cell table's columns have no numeric dtype)
     holds_p = np.concatenate([rise_cells["p_greater"], versus_cells["p_greater"]]).astype(float)
-    refute_p = holm(np.concatenate([floor["p_less"], versus_cells["p_less"]]).astype(float))
+    refute_p, p_refute, refute_tests = refute(
+        np.concatenate([floor["p_less"], versus_cells["p_less"]]).astype(float)
+    )
     no_rise = np.nan_to_num(refute_p[: len(floor)], nan=1.0) < ALPHA
     rises_more = np.nan_to_num(refute_p[len(floor) :], nan=1.0) < ALPHA
     rise_holds = rise_cells["p_greater"].to_numpy(float) < ALPHA
@@ -163,7 +165,6 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
     else:
         verdict = UNSURE
     p_value = float(np.nanmax(holds_p)) if np.isfinite(holds_p).any() else None
-    p_refute = float(np.nanmin(refute_p)) if np.isfinite(refute_p).any() else None
     effect, uncertainty, units = describe_effect(rise_cells, "the standard network's rise", *UNITS)
     per_b = []
     for variant in hashed:
@@ -203,6 +204,7 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
         p_value,
         needed,
         p_refute=p_refute,
+        refute_tests=refute_tests,
         **both,
     )
 

@@ -7,7 +7,17 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .stats import ALPHA, FAILS, HOLDS, Claim, compare_cells, holm, paired_claim
+from .stats import (
+    ALPHA,
+    FAILS,
+    HOLDS,
+    UNSURE,
+    Claim,
+    compare_cells,
+    paired_claim,
+    part_tests,
+    refute,
+)
 
 TIE = 1e-3  # a test R^2 difference below this counts as a tie in the ablation
 COMPARABLE = 2.0  # "comparable energy" = within a factor of 2
@@ -77,13 +87,12 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
     steps = compare_cells(
         gaps.assign(a=gaps["gap"] + TIE, b=0.0, a_diverged=False, b_diverged=False), ["step"]
     )
-    step_refute = holm(steps["p_less"])
-    worse = np.nan_to_num(step_refute, nan=1.0) < ALPHA
-    if worse.any() and claim.verdict != FAILS:
-        claim.verdict = FAILS
-    if np.isfinite(step_refute).any():
-        refutes = [p for p in (claim.p_refute, float(np.nanmin(step_refute))) if p is not None]
-        claim.p_refute = min(refutes)
+    # Two parts refute it (the mean gap below 0, a step worse): Holm over both parts' tests.
+    mean_tests = part_tests(claim)
+    adjusted, claim.p_refute, claim.refute_tests = refute([*mean_tests, *steps["p_less"]])
+    worse = np.nan_to_num(adjusted[len(mean_tests) :], nan=1.0) < ALPHA
+    refuted = np.nan_to_num(adjusted, nan=1.0) < ALPHA
+    claim.verdict = FAILS if refuted.any() else HOLDS if claim.verdict == HOLDS else UNSURE
     claim.details += (
         f"; {len(per_forest)} forests, amplitude order significantly worse at {int(worse.sum())}"
         f" of {len(steps)} steps; forest test R^2 "

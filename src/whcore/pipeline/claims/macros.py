@@ -3,8 +3,9 @@ r"""A run's claims as TeX macros, so that a manuscript quotes its numbers from t
 ``write_macros(claims.json, claims.tex)`` writes one ``\newcommand`` per value the claims report
 states, every value as the report formats it:
 
-- per claim, ``\claim<Id><Field>``: ``Verdict``, ``Across`` (the verdict after the correction
-  over all claims), ``Effect``, ``Uncertainty``, ``Units``, ``Scope``, ``Thresholds``, and the
+- per claim, ``\claim<Id><Field>``: ``Verdict`` (after the correction over all claims: the
+  verdict the report leads with), ``VerdictBefore`` (before it), ``VerdictFdr`` (the same family
+  at a false discovery rate of 5%, Benjamini-Yekutieli), ``Effect``, ``Uncertainty``, ``Units``, ``Scope``, ``Thresholds``, and the
   p-values of both sides before and after the correction: ``PValue``, ``PValueAcross``
   (holds), ``PRefute``, ``PRefuteAcross`` (does not hold) (the report's text); where the
   effect is one paired mean (``describe_effect``'s wording), also ``Mean``, the per-cell range
@@ -12,8 +13,8 @@ states, every value as the report formats it:
   ``WeakestHigh``;
 - the headline counts over the claims about the paper's experiments (identities and
   tautologies apart, ``\claimsApart``): ``\claimsTotal``, and per verdict ``\claimsHolds``,
-  ``\claimsDoesNotHold``, ``\claimsInconclusive``, ``\claimsNotEvaluated`` (and the same with
-  ``Across`` appended: after the correction).
+  ``\claimsDoesNotHold``, ``\claimsInconclusive``, ``\claimsNotEvaluated``, after the
+  correction over claims (and the same with ``Before`` appended: before it).
 
 ``<Id>`` is the claim's id in CamelCase: TeX names hold letters only, so every character other
 than a letter or a digit separates words and is dropped, and every digit becomes its English
@@ -36,8 +37,9 @@ __all__ = ["claims_macros", "macro_stem", "tex_text", "write_macros"]
 
 DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 TEXT_FIELDS = {  # macro suffix -> the claims.json field it states
-    "Verdict": "verdict",
-    "Across": "across",
+    "Verdict": "across",  # the verdict is the one after the correction over claims
+    "VerdictBefore": "verdict",
+    "VerdictFdr": "fdr",
     "Effect": "effect",
     "Uncertainty": "uncertainty",
     "Units": "units",
@@ -112,8 +114,8 @@ def _counts(claims: list[dict]) -> dict[str, str]:
     counts = {"claimsTotal": str(len(claims)), "claimsApart": str(len(apart))}
     for verdict in VERDICTS:
         name = "claims" + _camel(verdict.split())
-        counts[name] = str(sum(c["verdict"] == verdict for c in claims))
-        counts[name + "Across"] = str(sum(c.get("across") == verdict for c in claims))
+        counts[name] = str(sum(c.get("across") == verdict for c in claims))
+        counts[name + "Before"] = str(sum(c["verdict"] == verdict for c in claims))
     return counts
 
 

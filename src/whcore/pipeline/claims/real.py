@@ -19,9 +19,9 @@ from .stats import (
     UNSURE,
     Claim,
     combine,
-    holm,
     paired,
     paired_claim,
+    refute,
     side,
     skipped,
     unit_means,
@@ -122,8 +122,8 @@ def low_data_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
         return skipped(cid, quote, source, "needs two train sizes with finished units")
     # Every dataset: each at ALPHA (intersection-union); refuted: Holm over the datasets.
     larger = cells["p_greater"].to_numpy(float) < ALPHA
-    refute = holm(cells["p_less"])
-    smaller = np.nan_to_num(refute, nan=1.0) < ALPHA
+    adjusted, p_refute, refute_tests = refute(cells["p_less"])
+    smaller = np.nan_to_num(adjusted, nan=1.0) < ALPHA
     verdict = FAILS if smaller.any() else HOLDS if larger.all() else UNSURE
     effect = "; ".join(
         f"{r.dataset}: gain at {r.small} minus gain at {r.large} {r.difference:+.4f}"
@@ -142,7 +142,8 @@ def low_data_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
         f"(each at {ALPHA:g}), significantly smaller in {int(smaller.sum())} (Holm over "
         "the datasets)",
         float(np.nanmax(cells["p_greater"])),
-        p_refute=float(np.nanmin(refute)) if np.isfinite(refute).any() else None,
+        p_refute=p_refute,
+        refute_tests=refute_tests,
         cells=len(cells),
     )
 

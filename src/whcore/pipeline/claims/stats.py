@@ -57,6 +57,11 @@ class Claim:
     scope: str = ""
     nature: str = ""  # "", "identity" or "tautology"
     sensitivity: str = ""  # where a threshold decides: the thresholds it holds for
+    # The raw p-values of every test that could refute it (its cells, its parts): p_refute is
+    # their correction (``refute``), so a claim made of parts corrects over their union.
+    refute_tests: list[float] = field(default_factory=list)
+    fdr: str = ""  # the verdict at a false discovery rate of ALPHA (Benjamini-Yekutieli)
+    post_hoc: str = ""  # a deciding constant chosen after the data was seen: which, and why
 
 
 def skipped(cid: str, quote: str, source: str, why: str) -> Claim:
@@ -74,6 +79,22 @@ def holm(pvalues) -> np.ndarray:
         running = max(running, (len(order) - rank) * p[index])
         adjusted[index] = min(1.0, running)
     return adjusted
+
+
+def correct_refuting(pvalues) -> np.ndarray:
+    """The correction over a claim's refuting tests (a union test: some cell or some part is
+    worse), Holm's. Every refuting side goes through here, so a calibration test can swap it for
+    no correction and see the suite fail."""
+    return holm(pvalues)
+
+
+def refute(pvalues) -> tuple[np.ndarray, float | None, list[float]]:
+    """A claim's refuting side from the raw p-values of its tests (NaN: no test): the corrected
+    p-values (``correct_refuting``), the claim's p_refute (their smallest; None without a test)
+    and the raw p-values it was corrected over."""
+    raw = np.asarray(pvalues, dtype=float).reshape(-1)
+    adjusted = np.asarray(correct_refuting(raw), dtype=float)
+    return adjusted, _finite_min(adjusted), [float(p) for p in raw[np.isfinite(raw)]]
 
 
 # --- from runs to units ---------------------------------------------------------------------------
@@ -169,6 +190,7 @@ class CellsResult:
     line: str
     p_value: float | None  # the holds side's p
     p_refute: float | None = None  # the refuting side's (Holm over the cells)
+    refute_tests: list[float] = field(default_factory=list)  # its raw p-values (``refute``)
 
 
 def divergence_p(cells: pd.DataFrame) -> np.ndarray:
@@ -180,13 +202,13 @@ def divergence_p(cells: pd.DataFrame) -> np.ndarray:
     return np.where(discordant > 0, p, np.nan)
 
 
-def refuting_p(cells: pd.DataFrame) -> np.ndarray:
+def refuting_p(cells: pd.DataFrame) -> tuple[np.ndarray, list[float]]:
     """Per cell, the Holm-adjusted p-value that a is worse than b there: its one-sided t-test
     (a < b) or its divergence test, whichever is smaller, Holm over every such test of the
-    claim's cells (a union test: some cell is worse)."""
+    claim's cells (a union test: some cell is worse); and the raw p-values of those tests."""
     t_side, diverged = cells["p_less"].to_numpy(float), divergence_p(cells)
-    adjusted = holm(np.concatenate([t_side, diverged]))
-    return np.fmin(adjusted[: len(cells)], adjusted[len(cells) :])
+    adjusted, _, raw = refute(np.concatenate([t_side, diverged]))
+    return np.fmin(adjusted[: len(cells)], adjusted[len(cells) :]), raw
 
 
 def _finite_min(values) -> float | None:
@@ -222,7 +244,7 @@ def cells_verdict(cells: pd.DataFrame, share: float = 1.0) -> CellsResult:
     can_win = (cells["a_diverged"] <= cells["b_diverged"]).to_numpy()
     decisive = np.where(can_win, np.nan_to_num(better, nan=1.0), 1.0)
     holds = decisive < ALPHA
-    worse = refuting_p(cells)
+    worse, raw = refuting_p(cells)
     fails = np.nan_to_num(worse, nan=1.0) < ALPHA
     undecided = int(cells["p_greater"].isna().sum())
     rule = (
@@ -237,13 +259,12 @@ def cells_verdict(cells: pd.DataFrame, share: float = 1.0) -> CellsResult:
         + f" ({rule}; worse: Holm over the cells' t-tests and divergence sign tests)"
         + _unreachable(cells)
     )
-    p_value = float(np.sort(decisive)[needed - 1])  # every cell: the largest
+    # Fewer cells with a test (enough units) than the claim needs: no p-value that it holds.
+    testable = int(np.isfinite(np.asarray(better, dtype=float)).sum()) >= needed
+    p_value = float(np.sort(decisive)[needed - 1]) if testable else None  # every cell: the largest
     p_refute = _finite_min(worse)
-    if fails.any():
-        return CellsResult(FAILS, line, p_value, p_refute)
-    if holds.sum() >= needed:
-        return CellsResult(HOLDS, line, p_value, p_refute)
-    return CellsResult(UNSURE, line, p_value, p_refute)
+    verdict = FAILS if fails.any() else HOLDS if holds.sum() >= needed else UNSURE
+    return CellsResult(verdict, line, p_value, p_refute, raw)
 
 
 def _cell_name(row: pd.Series, cell: list[str]) -> str:
@@ -324,7 +345,7 @@ def equivalence(pairs: pd.DataFrame, cell: list[str], margin: float) -> CellsRes
     above = compare_cells(pairs.assign(b=pairs["b"] - margin), cell)  # a > b - margin
     below = compare_cells(pairs.assign(b=pairs["b"] + margin), cell)  # a < b + margin
     tost = np.fmax(above["p_greater"], below["p_less"]).to_numpy(float)
-    outside = holm(np.concatenate([above["p_less"], below["p_greater"]]))
+    outside, p_refute, raw = refute(np.concatenate([above["p_less"], below["p_greater"]]))
     outside = np.fmin(outside[: len(above)], outside[len(above) :])
     equivalent, out = tost < ALPHA, np.nan_to_num(outside, nan=1.0) < ALPHA
     line = (
@@ -334,7 +355,7 @@ def equivalence(pairs: pd.DataFrame, cell: list[str], margin: float) -> CellsRes
     )
     p_value = float(np.nanmax(tost)) if len(tost) and np.isfinite(tost).any() else None
     result = FAILS if out.any() else HOLDS if len(tost) and equivalent.all() else UNSURE
-    return CellsResult(result, line, p_value, _finite_min(outside))
+    return CellsResult(result, line, p_value, p_refute, raw)
 
 
 def not_better(
@@ -346,7 +367,7 @@ def not_better(
     hold. A much worse a satisfies it."""
     below = compare_cells(pairs.assign(b=pairs["b"] + margin), cell)  # a < b + margin
     inside = holm(below["p_less"])
-    beyond = holm(below["p_greater"])
+    beyond, p_refute, raw = refute(below["p_greater"])
     needed = needed_cells(share, len(below))
     k_inside = int((inside < ALPHA).sum())
     k_beyond = int((np.nan_to_num(beyond, nan=1.0) < ALPHA).sum())
@@ -358,7 +379,7 @@ def not_better(
     ordered = np.sort(np.nan_to_num(inside, nan=1.0))
     p_value = float(ordered[needed - 1]) if len(ordered) and needed else None
     result = FAILS if k_beyond else HOLDS if len(below) and k_inside >= needed else UNSURE
-    return CellsResult(result, line, p_value, _finite_min(beyond))
+    return CellsResult(result, line, p_value, p_refute, raw)
 
 
 def below_threshold(units: pd.DataFrame, threshold: float) -> pd.DataFrame:
@@ -422,23 +443,44 @@ def cells_claim(cid, quote, test, source, result, cells, what, units, **fields) 
         "details": result.line,
         "p_value": result.p_value,
         "p_refute": result.p_refute,
+        "refute_tests": result.refute_tests,
     }
     return Claim(cid, quote, test, source, **{**judged, **fields}, **scale(cells))
 
 
+def part_tests(claim: Claim) -> list[float]:
+    """The raw p-values of a claim's refuting tests; a claim that kept only its corrected
+    p_refute counts as one test (a valid p-value of its own union)."""
+    if claim.refute_tests:
+        return list(claim.refute_tests)
+    return [] if claim.p_refute is None else [claim.p_refute]
+
+
 def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
     """One claim made of two tests (``parts`` name them): holds where both hold (its p the
-    larger), does not hold where either does not (its refuting p the smaller: the part that
-    refutes it is named in its details), else inconclusive."""
-    verdicts = {first.verdict, second.verdict}
-    verdict = FAILS if FAILS in verdicts else HOLDS if verdicts == {HOLDS} else UNSURE
-    p_values = [c.p_value for c in (first, second) if c.p_value is not None]
-    refutes = [c.p_refute for c in (first, second) if c.p_refute is not None]
+    larger: an intersection-union test), does not hold where some test of either part is
+    significantly against it after the correction over the union of both parts' refuting tests
+    (``refute``: a part alone at ALPHA would refute at about twice ALPHA), else inconclusive."""
+    tests = [part_tests(first), part_tests(second)]
+    adjusted, p_refute, raw = refute(tests[0] + tests[1])
+    hit = np.nan_to_num(adjusted, nan=1.0) < ALPHA
+    refuted_by = [
+        name for name, own in zip(parts, (hit[: len(tests[0])], hit[len(tests[0]) :])) if own.any()
+    ]
+    # A part refuted with no p-value at all (an exact count) refutes the whole.
+    exact = [
+        name for name, c in zip(parts, (first, second)) if c.verdict == FAILS and not part_tests(c)
+    ]
+    refuted_by += exact
     both = list(zip(parts, (first, second)))
-    refuted_by = [name for name, c in both if c.verdict == FAILS]
+    verdict = (
+        FAILS if refuted_by else HOLDS if {first.verdict, second.verdict} == {HOLDS} else UNSURE
+    )
+    p_values = [c.p_value for c in (first, second) if c.p_value is not None]
     details = "; ".join(f"{name}: {c.verdict}, {c.details}" for name, c in both)
     if refuted_by:
         details = f"refuted by the part: {' and '.join(refuted_by)}; " + details
+    details += "; refuted: Holm over the union of both parts' refuting tests"
     return Claim(
         first.id,
         first.quote,
@@ -453,5 +495,6 @@ def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
         "; ".join(f"{name}: {c.needed}" for name, c in both if c.needed),
         cells=first.cells + second.cells,
         short_cells=first.short_cells + second.short_cells,
-        p_refute=min(refutes) if refutes else None,
+        p_refute=p_refute,
+        refute_tests=raw,
     )
