@@ -152,13 +152,18 @@ def unit_sd(noise: float, design: Design, log: bool = False) -> float:
     )
 
 
-def run_values(rng, design: Design, level, noise: float, log: bool = False) -> np.ndarray:
+def run_values(
+    rng, design: Design, level, noise: float, log: bool = False, spread: float = 1.0
+) -> np.ndarray:
     """Values of shape (cells, units, within, seeds): ``level`` per cell (on the log scale for
-    lognormal values: the log of the median) plus unit, data-seed and training-seed noise."""
+    lognormal values: the log of the median) plus unit, data-seed and training-seed noise
+    (lognormal: ``spread`` times the log-scale noise)."""
     level = np.asarray(level, dtype=float)[:, None, None, None]
     cells, shape = len(level), (design.units, design.within, design.seeds)
     sd_unit, sd_within, sd_seed = (
-        (SIGMA, LOG_WITHIN, LOG_SEED) if log else (noise, WITHIN * noise, SEED_SHARE * noise)
+        (spread * SIGMA, spread * LOG_WITHIN, spread * LOG_SEED)
+        if log
+        else (noise, WITHIN * noise, SEED_SHARE * noise)
     )
     value = (
         level
@@ -206,11 +211,15 @@ def noise_of(variant: str, column: str = "") -> float:
     return SPECTRUM_NOISE.get((method, column), SPECTRUM_NOISE[method])
 
 
-def spectrum_table(rng, design: Design, levels: dict, log: bool = False) -> dict:
+def spectrum_table(
+    rng, design: Design, levels: dict, log: bool = False, spread: tuple = ()
+) -> dict:
     """spectrum_selected (every variant of the design) and spectrum_epochs (one trained epoch:
     its values are the run's at the end of training) of the variants in ``levels`` ({(variant,
-    column): level per train size}): each column at its level plus noise; energy of degrees 1-2 fixed at 1 and degree 5's
-    equal to degree 4's, so the high-degree share is energy_deg4."""
+    column): level per train size}): each column at its level plus noise; energy of degrees 1-2
+    fixed at 1 and degree 5's equal to degree 4's, so the high-degree share is energy_deg4.
+    ``spread``: (method, factor) pairs that scale a method's log-scale noise (lognormal)."""
+    factor = dict(spread)
     methods = spectrum_variants(design)
     keys = list(
         itertools.product(
@@ -228,7 +237,9 @@ def spectrum_table(rng, design: Design, levels: dict, log: bool = False) -> dict
         if not any(v == variant for v, _ in levels):
             continue
         columns = {
-            column: run_values(rng, design, level, noise_of(variant, column), log).reshape(-1)
+            column: run_values(
+                rng, design, level, noise_of(variant, column), log, factor.get(method, 1.0)
+            ).reshape(-1)
             for (v, column), level in levels.items()
             if v == variant
         }
@@ -629,11 +640,18 @@ def ablation_table(rng, design, shift, log=False):
 # --- cases ----------------------------------------------------------------------------------------
 
 
-def _spectrum_case(levels_fn, design_fn=lambda d: d):
+def _spectrum_case(levels_fn, design_fn=lambda d: d, spread: tuple = ()):
     def make(rng, design, shift, log):
-        return spectrum_table(rng, design_fn(design), levels_fn(design_fn(design), shift, log), log)
+        levels = levels_fn(design_fn(design), shift, log)
+        return spectrum_table(rng, design_fn(design), levels, log, spread)
 
     return make
+
+
+# Lognormal units whose medians are equal at the null but whose spreads differ: the arithmetic
+# means differ there (the standard network's is the larger), so a test that dropped the log
+# scale would find HashWH's SAE lower too often once the units are many enough (about 10).
+UNEQUAL_SPREAD = (("standard", 1.5), ("hashwh", 0.3))
 
 
 def _tables(table_fn, levels_fn):
@@ -661,13 +679,15 @@ class Case:
     log: bool = False
     share: float = 1.0
     needs: Callable = field(default=lambda design: None)
+    spread: tuple = ()  # (method, factor) of the log-scale noise, where the methods' differ
     # Why a shift of 0 is not the refuting side's null (None: it is, the boundary between
     # the two sides); such a case gets no false-"does not hold" measure.
     no_refuting_null: str | None = None
 
     @property
     def name(self) -> str:
-        return self.claim + (" (lognormal)" if self.log else "")
+        kind = "lognormal, unequal spreads" if self.spread else "lognormal"
+        return self.claim + (f" ({kind})" if self.log else "")
 
 
 def _spectrum_eval(tables, design):
@@ -792,6 +812,15 @@ def spectrum_cases() -> list[Case]:
             _spectrum_eval,
         ),
         *skewed,
+        Case(
+            "spectrum_lower_full_sae",
+            "spectrum",
+            _sizes_hashes,
+            _spectrum_case(lower_full_sae_levels, spread=UNEQUAL_SPREAD),
+            _spectrum_eval,
+            log=True,
+            spread=UNEQUAL_SPREAD,
+        ),
     ]
 
 

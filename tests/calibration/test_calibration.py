@@ -20,6 +20,7 @@ Tables: tests/calibration/calibration_tables.py, tests/calibration/calibration_s
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -123,7 +124,7 @@ def calibration_table():
 
 
 LEAST_FAVOURABLE = [
-    pytest.param(config, case, id=f"{config}-{case.name.replace(' (lognormal)', '-lognormal')}")
+    pytest.param(config, case, id=f"{config}-{re.sub(r'[^a-z0-9_]+', '-', case.name).strip('-')}")
     for config in CONFIGS
     for case in cases()
 ]

@@ -2,13 +2,14 @@
 sides: with every cell's one-sided p-values halved (each cell tested at 2 x alpha), its check
 reports the least-favourable null of a claim over several cells ("holds" too often); with the
 refuting side left uncorrected (no Holm over a claim's cells), its check reports the refuting
-null ("does not hold" too often). With the engine as it is, the same checks pass. In the default
-test run (about 50 s of CPU: 4 x 500 evaluations of a claim), not behind the calibration
-marker."""
+null ("does not hold" too often); with the log scale dropped for SAE, its lognormal case of
+unequal spreads reports "holds" too often. With the engine as it is, the same checks pass. In
+the default test run (about 2 minutes of CPU), not behind the calibration marker."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from calibration_suite import (
     false_refutes_rates,
 )
 
-from whcore.pipeline.claims import stats
+from whcore.pipeline.claims import spectrum_units, stats
 
 # At 2 x alpha the claim says 'holds' in about 10%: the check's bound (alpha + 2 SE = 6.9% at
 # 500 replications) is 2.3 SE of that rate below it (a miss about 1 time in 100).
@@ -90,3 +91,19 @@ def test_the_suite_fails_an_uncorrected_refuting_side(monkeypatch):
     failures = check_refutes(false_refutes_rates(picked, lambda case: design, REPS))
     assert failures, "the suite did not notice a refuting side with no correction over the cells"
     assert all("'does not hold' in" in failure for failure in failures), failures
+
+
+SCALE_REPS = 200  # the raw scale says 'holds' in about 14% at 12 units; the bound is 8.1%
+SCALE_UNITS = 12  # at 5 units a raw t-test on such skewed values is conservative, not wrong
+
+
+@pytest.mark.slow
+def test_the_suite_fails_an_engine_that_drops_the_log_scale(monkeypatch):
+    (case,) = [c for c in cases() if c.spread and c.claim == "spectrum_lower_full_sae"]
+    design = replace(designs("faithful")["spectrum"], units=SCALE_UNITS)
+    honest = check_rates(false_holds_rates([case], lambda _: design, SCALE_REPS))
+    assert honest == [], honest
+    monkeypatch.setattr(spectrum_units, "log_scale", lambda values: values)
+    failures = check_rates(false_holds_rates([case], lambda _: design, SCALE_REPS))
+    assert failures, "the suite did not notice an engine that compares SAE on the raw scale"
+    assert all("> " in failure for failure in failures), failures

@@ -460,6 +460,9 @@ def test_entacmaea_thresholds():
     assert even["entacmaea_high_degree_energy"] == HOLDS
     tiny = verdicts(entacmaea_claims(table([0, 0.5, 0.48, 0.01, 0.01, 0.0])))
     assert tiny["entacmaea_high_degree_non_negligible"] == FAILS
+    # The factor was chosen after a run had shown the ratios: the claim says so.
+    energy, negligible = entacmaea_claims(table([0, 0.2, 0.4, 0.2, 0.15, 0.05]))
+    assert "after a run had shown the ratios" in energy.post_hoc and not negligible.post_hoc
 
 
 # --- statistics and the report --------------------------------------------------------------------
@@ -660,7 +663,7 @@ def test_predicted_power_matches_the_engine(shape, effects, own_sd, rival_sd, un
     predicted = simulated_power(effects, cov, units)
     assert abs(held - predicted) <= 0.05, (shape, held, predicted)
     # The same from the moments estimated on a large sample of units (the rival's sharing seen).
-    mean, estimated = cell_moments(
+    mean, estimated, _ = cell_moments(
         _shared_rival_pairs(rng, 4000, effects, own_sd, rival_sd), ["cell"]
     )
     assert abs(simulated_power(mean.to_numpy(), estimated, units) - predicted) <= 0.05

@@ -8,9 +8,9 @@ unit's difference is the log of the ratio of the two energies (paired over units
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
+from . import spectrum_units
 from .spectrum_units import (
     FINAL_EPOCHS,
     HIGH,
@@ -47,7 +47,7 @@ def log_units(final: pd.DataFrame, variant: str, column: str) -> pd.DataFrame:
     """``units_of`` on the log scale; a unit with no positive value has no log (left out)."""
     units = units_of(final, variant, column)
     positive = units["value"].where(units["value"] > 0)
-    return units.assign(value=np.log(positive))
+    return units.assign(value=spectrum_units.log_scale(positive))
 
 
 def log_versus(final, a: str, b: str, column: str, **labels) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats
+from scipy.optimize import brentq
 
 from .levels import ALPHA, INTEREST_SD, MIN_UNITS, POWER
 
@@ -85,7 +86,11 @@ def claim_power(
 
 def fewest_units(mean, cov, share: float = 1.0, alpha: float = ALPHA) -> int | None:
     """The fewest units per cell (at least MIN_UNITS) that give the claim POWER; None above
-    MAX_UNITS."""
+    MAX_UNITS, or where more cells than the claim may miss have an effect at or below 0 (no
+    number of units makes it hold there)."""
+    mean = np.atleast_1d(np.asarray(mean, float))
+    if (mean <= 0).sum() > len(mean) - needed_cells(share, len(mean)):
+        return None
     power = lambda units: simulated_power(mean, cov, units, share, alpha)  # noqa: E731
     high = MIN_UNITS
     while power(high) < POWER:
@@ -111,63 +116,117 @@ def units_needed(sd: float, effect: float, cells: int = 1, alpha: float = ALPHA)
 # --- from a claim's unit pairs ---------------------------------------------------------------
 
 
-def unit_differences(pairs: pd.DataFrame, cell: list[str]) -> pd.DataFrame:
-    """The finished unit differences a - b as a table units x cells: a unit is what the key
-    columns other than the cell's name, so cells that share a rival's units share rows."""
+def unit_differences(
+    pairs: pd.DataFrame, cell: list[str], unit: list[str] | None = None
+) -> pd.DataFrame:
+    """The finished unit differences a - b as a table units x cells. ``unit``: the columns that
+    name a unit (real data: a subsample is its dataset, train size and data seed, so the same
+    data-seed number at two train sizes names two independent units); by default the key
+    columns other than the cell's, so cells that share a rival's units share rows."""
     finished = ~pairs["a_diverged"].astype(bool) & ~pairs["b_diverged"].astype(bool)
     frame = pairs[finished].assign(difference=pairs["a"] - pairs["b"]).dropna(subset=["difference"])
-    keys = [
-        c
-        for c in frame.columns
-        if c not in {"a", "b", "a_diverged", "b_diverged", "difference", *cell}
-    ]
+    if unit:  # one key naming the unit, which may hold the cell's own columns
+        frame = frame.assign(unit_key=frame[unit].astype(str).agg("|".join, axis=1))
+    keys = (
+        ["unit_key"]
+        if unit
+        else [
+            c
+            for c in frame.columns
+            if c not in {"a", "b", "a_diverged", "b_diverged", "difference", *cell}
+        ]
+    )
     if not keys:  # no unit key: each cell's units are its own
         frame = frame.assign(unit=frame.groupby(cell).cumcount().astype(str) + "@")
         keys = ["unit"]
     return frame.pivot_table(index=keys, columns=cell, values="difference", aggfunc="mean")
 
 
-def cell_moments(pairs: pd.DataFrame, cell: list[str]) -> tuple[pd.Series, np.ndarray]:
-    """Per cell the mean unit difference, and the cells' covariance from the units they share
-    (0 between cells with fewer than two units in common)."""
-    table = unit_differences(pairs, cell)
+def cell_moments(
+    pairs: pd.DataFrame, cell: list[str], unit: list[str] | None = None
+) -> tuple[pd.Series, np.ndarray, pd.Series]:
+    """Per cell the mean unit difference, the cells' covariance from the units they share (0
+    between cells with fewer than two units in common) and the finished units per cell."""
+    table = unit_differences(pairs, cell, unit)
     cov = table.cov(min_periods=2).to_numpy(dtype=float)
-    return table.mean(), np.nan_to_num(cov, nan=0.0)
+    return table.mean(), np.nan_to_num(cov, nan=0.0), table.count()
+
+
+INTERVAL = 0.8  # the confidence of the "units needed" interval
+
+
+def effect_interval(mean, sd, units, level: float = INTERVAL) -> tuple[np.ndarray, np.ndarray]:
+    """Per cell, the ``level`` confidence interval of the mean difference from ``units`` units
+    with mean ``mean`` and SD ``sd``: exact for the standardized effect (its t statistic is
+    noncentral t), so the units needed at its two ends bracket the units the true effect needs
+    with that confidence (the units needed fall as the standardized effect grows)."""
+    mean, sd, units = (np.atleast_1d(np.asarray(x, float)) for x in (mean, sd, units))
+    low, high = np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
+    tail = (1 - level) / 2
+    for i, (m, s, n) in enumerate(zip(mean, sd, units)):
+        if n < 2 or not s > 0:
+            continue
+        t = m / (s / np.sqrt(n))
+        low[i] = _noncentrality(t, n - 1, 1 - tail) / np.sqrt(n) * s
+        high[i] = _noncentrality(t, n - 1, tail) / np.sqrt(n) * s
+    return low, high
+
+
+def _noncentrality(t: float, df: float, p: float) -> float:
+    """The noncentrality at which a noncentral t with ``df`` degrees of freedom has CDF ``p``
+    at ``t`` (the CDF falls as the noncentrality grows)."""
+    span = 10 + 2 * abs(t)
+
+    def excess(nc: float) -> float:  # far in a tail the CDF can come out NaN: its limit there
+        cdf = stats.nct.cdf(t, df, nc)
+        return (cdf if np.isfinite(cdf) else float(nc < t)) - p
+
+    return brentq(excess, t - span, t + span)
 
 
 def _label(key) -> str:
     return ", ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
 
 
-def needed_line(pairs: pd.DataFrame, cell: list[str], share: float = 1.0) -> str:
+def needed_line(
+    pairs: pd.DataFrame, cell: list[str], share: float = 1.0, unit: list[str] | None = None
+) -> str:
     """How many units per cell would give the claim POWER: against the effects measured here
-    (per cell, correlation kept), and against the stated effect of interest (INTEREST_SD of
-    each cell's spread in every cell); "no number of units" where too many cells measured an
-    effect at or below 0."""
-    mean, cov = cell_moments(pairs, cell)
+    (per cell, correlation kept) with an INTERVAL confidence interval (the units needed at the
+    two ends of each cell's effect interval), and against the stated effect of interest
+    (INTEREST_SD of each cell's spread in every cell); "no number of units" only where too
+    many cells are significantly below 0 (one-sided t-test at ALPHA): a measured effect at or
+    below 0 that chance explains leaves the interval open instead. ``unit``: see
+    ``unit_differences``."""
+    mean, cov, units = cell_moments(pairs, cell, unit)
     if mean.empty:
         return ""
     sd = np.sqrt(np.diag(cov))
     needed, count = needed_cells(share, len(mean)), len(mean)
-    against = (mean <= 0).to_numpy()
-    if against.sum() > count - needed:
-        worst = mean.idxmin()
-        return (
-            f"no number of units settles it in favour: the effect in cell ({_label(worst)}) is "
-            f"{mean[worst]:+.4f}, at or below 0, and {needed} of {count} cells must hold; more "
-            "units can only make it 'does not hold' or leave it open"
-        )
-    if not (sd > 0).all():
+    if not ((sd > 0) & (units.to_numpy() >= 2)).all():
         return (
             "not estimable: a cell has fewer than 2 finished units or no spread (a verdict needs "
             f"{MIN_UNITS} per cell)"
         )
+    sem = sd / np.sqrt(units.to_numpy(float))
+    below = stats.t.cdf(mean.to_numpy() / sem, units.to_numpy(float) - 1) < ALPHA
+    if below.sum() > count - needed:
+        worst = mean.idxmin()
+        return (
+            f"no number of units settles it in favour: the effect in cell ({_label(worst)}) is "
+            f"{mean[worst]:+.4f}, significantly below 0, and {needed} of {count} cells must "
+            "hold; more units can only make it 'does not hold' or leave it open"
+        )
+    low, high = effect_interval(mean.to_numpy(), sd, units.to_numpy())
     measured = fewest_units(mean.to_numpy(), cov, share)
+    optimistic, pessimistic = fewest_units(high, cov, share), fewest_units(low, cov, share)
     interest = fewest_units(INTEREST_SD * sd, cov, share)
     say = lambda n: f"more than {MAX_UNITS}" if n is None else str(n)  # noqa: E731
     return (
         f"{say(measured)} units per cell would give it {POWER:.0%} power against the effects "
-        f"measured here (weakest cell {mean.min():+.4f}); {say(interest)} against an effect of "
+        f"measured here (weakest cell {mean.min():+.4f}; {INTERVAL:.0%} interval "
+        f"{say(optimistic)} to {say(pessimistic)}, from each cell's effect interval: a run this "
+        f"small measures the effect loosely); {say(interest)} against an effect of "
         f"{INTEREST_SD:g} SD of the unit differences in every cell (the effect of interest, fixed "
         "in advance); simulated from this run's units, cells that share units correlated"
     )

@@ -76,6 +76,7 @@ def real_claims(tables, settings=None) -> list[Claim]:
                 f"test R^2 (HashWH - {rival})",
                 ("HashWH", rival),
                 NEARLY_ALL,
+                unit=UNIT,
             )
         )
     claims += [low_data_claim(selected, hashwh), faster_than_ens_claim(selected)]
@@ -180,6 +181,7 @@ def faster_than_ens_claim(selected: pd.DataFrame) -> Claim:
         ["dataset", "train_size"],
         "log10 training time (EN-S - HashWH)",
         ("HashWH", "EN-S"),
+        unit=UNIT,
     )
 
 
@@ -235,6 +237,7 @@ def lasso_fastest_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
         ["dataset", "train_size", "method"],
         "log10 training time (rival - Lasso)",
         ("Lasso", "rival"),
+        unit=UNIT,
     )
     r2 = paired(hashwh, unit_means(side(lasso_rows, RUN, "test_r2"), UNIT))
     poorer = paired_claim(
@@ -247,6 +250,7 @@ def lasso_fastest_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
         "test R^2 (HashWH - Lasso)",
         ("HashWH", "Lasso"),
         NEARLY_ALL,
+        unit=UNIT,
     )
     claim = combine(fastest, poorer, ("fastest", "usually poorer than HashWH"))
     claim.details += f"; rivals with their own times: {', '.join(sorted(rivals))}"

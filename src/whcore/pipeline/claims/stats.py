@@ -409,11 +409,22 @@ def scale(cells: pd.DataFrame) -> dict[str, int]:
 
 
 def paired_claim(
-    cid, quote, test, source, pairs, cell, what, names, share=1.0, units=("subsample", "subsamples")
+    cid,
+    quote,
+    test,
+    source,
+    pairs,
+    cell,
+    what,
+    names,
+    share=1.0,
+    units=("subsample", "subsamples"),
+    unit=None,
 ) -> Claim:
     """The claim that side a beats side b (``names``) in (``share`` of) the cells of ``pairs``
     (one row per unit), with its effect, uncertainty, units (``units``: what a unit is, one and
-    several) and, where undecided, the units it would need."""
+    several) and, where undecided, the units it would need (``unit``: the columns that name a
+    unit, ``power.unit_differences``)."""
     cells = compare_cells(pairs, cell)
     result = cells_verdict(cells, share)
     a, b = names
@@ -423,7 +434,7 @@ def paired_claim(
             f"; units with a diverged run: {a} {int(cells['a_diverged'].sum())}, "
             f"{b} {int(cells['b_diverged'].sum())}"
         )
-    needed = needed_line(pairs, cell, share) if result.verdict == UNSURE else ""
+    needed = needed_line(pairs, cell, share, unit) if result.verdict == UNSURE else ""
     return cells_claim(
         cid, quote, test, source, result, cells, what, units, details=details, needed=needed
     )
