@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import false_discovery_control
 
 from whcore.pipeline.claims import FAILS, HOLDS, UNSURE, Claim
-from whcore.pipeline.claims.report import correct_across, write_claims
+from whcore.pipeline.claims.report import correct_across, mark_shared_tests, write_claims
 from whcore.pipeline.claims.stats import ALPHA, cells_verdict, combine, compare_cells, refute
 
 
@@ -49,7 +49,7 @@ def test_a_claim_of_parts_at_the_refuting_null_refutes_at_most_at_alpha():
     of the parts' own Holm p-values) refuted in about 2 x ALPHA of the runs."""
     rng = np.random.default_rng(0)
     refuted = 0
-    runs = 2000
+    runs = 1000
     for _ in range(runs):
         parts = []
         for _ in range(2):
@@ -134,3 +134,27 @@ def test_the_report_leads_each_claim_with_its_verdict_after_the_correction(tmp_p
     assert "no test: fewer than 3 finished units" in row and "| 1 / -" not in row
     headline = next(line for line in report.splitlines() if line.startswith("Verdicts of"))
     assert "marginal_yes (inconclusive; a factor of 2 chosen after the data)" in headline
+
+
+def test_claims_decided_by_the_same_test_are_counted_once(tmp_path):
+    """Two claims refuted by one cell of the same runs and measure (the same raw p-value), and a
+    third refuted by another test: three 'does not hold', two distinct deciding tests."""
+
+    def refuted(cid, tests):
+        _, p_refute, raw = refute(tests)
+        return Claim(cid, "q", "t", "s", FAILS, p_value=1.0, p_refute=p_refute, refute_tests=raw)
+
+    claims = [
+        refuted("larger_b_better", [1e-4, 0.5]),
+        refuted("b_trades_time", [0.9, 1e-4, 0.7]),
+        refuted("other", [2e-4]),
+    ]
+    correct_across(claims)
+    mark_shared_tests(claims)
+    assert [c.same_test_as for c in claims] == ["", "larger_b_better", ""]
+    write_claims(claims, tmp_path / "c.md", tmp_path / "c.json")
+    report = (tmp_path / "c.md").read_text()
+    headline = next(line for line in report.splitlines() if line.startswith("Verdicts of"))
+    assert "does not hold: 3 (2 distinct deciding tests)" in headline
+    assert "b_trades_time (as larger_b_better)" in headline
+    assert "- decided by the same test as: larger_b_better" in report

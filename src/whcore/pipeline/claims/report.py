@@ -79,6 +79,7 @@ def evaluate_claims(tables: dict[str, pd.DataFrame], settings: dict | None = Non
             )
     fill_scope(claims, tables)
     correct_across(claims)
+    mark_shared_tests(claims)
     return claims
 
 
@@ -108,6 +109,33 @@ def correct_across(claims: list[Claim]) -> None:
             claim.fdr = FAILS if (id(claim), "p_refute") in discovered else UNSURE
 
 
+def deciding_test(claim: Claim) -> float | None:
+    """The raw p-value of the test that decides ``claim``'s verdict after the correction: its
+    weakest cell where it holds (an intersection-union test), its strongest refuting test
+    where it does not; None where no test decides it."""
+    if claim.across == HOLDS:
+        return claim.p_value
+    if claim.across == FAILS:
+        return min(claim.refute_tests) if claim.refute_tests else claim.p_refute
+    return None
+
+
+def mark_shared_tests(claims: list[Claim]) -> None:
+    """Claims decided by the very same test (the same cells of the same runs and measure: the
+    same raw p-value) are one piece of evidence: each after the first names the first
+    (``same_test_as``), and the headline counts them once."""
+    first: dict[tuple, str] = {}
+    for claim in claims:
+        p = deciding_test(claim)
+        if p is None or not p > 0:  # a p of exactly 0 names no test uniquely
+            continue
+        key = (claim.across, float(f"{p:.12g}"))
+        if key in first:
+            claim.same_test_as = first[key]
+        else:
+            first[key] = claim.id
+
+
 def _pair(before, after) -> str:
     return f"{format_p(before)} / {format_p(after)}" if before is not None else ""
 
@@ -133,6 +161,7 @@ def _summary_table(claims: list[Claim]) -> list[str]:
     for c in claims:
         verdict = f"{c.across} ({c.nature})" if c.nature else c.across
         verdict += " (threshold chosen after the data)" if c.post_hoc else ""
+        verdict += f" (the same test as {c.same_test_as})" if c.same_test_as else ""
         rows.append(
             f"| {c.id} | {verdict} | {c.verdict} | {c.fdr} | {_p_cell(c)} | {c.scope} | "
             f"{c.units} | {c.effect} |"
@@ -145,11 +174,24 @@ def headline(claims: list[Claim]) -> str:
     and the claims whose deciding constant was chosen after the data."""
     counted = [c for c in claims if not c.nature]
     counts = pd.Series([c.across for c in counted], dtype=object).value_counts().to_dict()
+    once = [c for c in counted if c.same_test_as]
+    repeats = pd.Series([c.across for c in once], dtype=object).value_counts().to_dict()
+
+    def count(verdict, n):
+        distinct = n - repeats.get(verdict, 0)
+        return f"{verdict}: {n}" + (
+            f" ({distinct} distinct deciding tests)" if distinct < n else ""
+        )
+
     apart = [c for c in claims if c.nature]
     line = (
         f"Verdicts of the {len(counted)} claims about the paper's experiments, after the "
-        "correction over claims: " + ", ".join(f"{v}: {n}" for v, n in counts.items())
+        "correction over claims: " + ", ".join(count(v, n) for v, n in counts.items())
     )
+    if once:
+        line += ". Decided by the same test as another claim (counted once): " + ", ".join(
+            f"{c.id} (as {c.same_test_as})" for c in once
+        )
     if apart:
         line += (
             f". Not counted: {len(apart)} identities or tautologies ("
@@ -262,6 +304,7 @@ def write_claims(claims: list[Claim], md_path, json_path, settings: dict | None 
             ("verdict before the correction over claims", c.verdict),
             (f"verdict at FDR {ALPHA:.0%} (Benjamini-Yekutieli, secondary)", c.fdr),
             ("threshold chosen after the data", c.post_hoc),
+            ("decided by the same test as", c.same_test_as),
             ("thresholds", c.sensitivity),
             ("to settle it", c.needed),
             ("details", c.details),

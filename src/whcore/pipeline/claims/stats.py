@@ -62,6 +62,7 @@ class Claim:
     refute_tests: list[float] = field(default_factory=list)
     fdr: str = ""  # the verdict at a false discovery rate of ALPHA (Benjamini-Yekutieli)
     post_hoc: str = ""  # a deciding constant chosen after the data was seen: which, and why
+    same_test_as: str = ""  # the claim decided by the very same test as this one (counted once)
 
 
 def skipped(cid: str, quote: str, source: str, why: str) -> Claim:
