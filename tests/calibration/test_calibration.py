@@ -10,7 +10,10 @@
 - with a planted effect: it says "holds" about as often as ``claim_power`` (the function behind
   the report's "units per cell would give this claim 80% power") predicts, within
   predicted +- POWER_TOLERANCE (2.5 binomial standard errors of POWER_REPS replications);
-- with the effect reversed in one cell: it says "does not hold".
+- with the effect reversed in one cell: it says "does not hold";
+- at the refuting side's nulls (every cell exactly at the boundary; one cell there and every
+  other strongly in favour), for every claim with a refuting side: it says "does not hold" in at
+  most alpha + z SE (benchmarks/results/calibration_refuting.md).
 
 The old overfitting statistic (minimum on even epochs, rise on odd ones of the same curve)
 fails the null case on autocorrelated curves; the cross-seed statistic passes it. That the
@@ -31,9 +34,12 @@ from calibration_suite import (
     CONFIGS,
     cases,
     check_rates,
+    check_refutes,
     designs,
     false_holds_rates,
+    false_refutes_rates,
     power_rate,
+    refute_table_lines,
     skipped_row,
     table_lines,
     why_skipped,
@@ -143,6 +149,49 @@ def test_false_holds_at_the_least_favourable_null(config, case, calibration_tabl
     calibration_table.append(row)
     print(f"calibration: {table_lines([row], checks=len(LEAST_FAVOURABLE))[-1]}")
     assert not check_rates([row], checks=len(LEAST_FAVOURABLE))
+
+
+# --- every claim with a refuting side at the refuting nulls, at every configuration's design ------
+
+REFUTE_TABLE = REPO / "benchmarks" / "results" / "calibration_refuting.md"
+REFUTE_REPS = int(os.environ.get("WHCORE_CALIBRATION_REFUTE_REPS", "200"))
+REFUTING = [
+    pytest.param(config, case, id=f"{config}-{re.sub(r'[^a-z0-9_]+', '-', case.name).strip('-')}")
+    for config in CONFIGS
+    for case in cases()
+    if not case.no_refuting_null
+]
+
+
+@pytest.fixture(scope="module")
+def refuting_table():
+    """The rows the refuting nulls measure, written to REFUTE_TABLE when they are done."""
+    rows: list[dict] = []
+    yield rows
+    checks = 2 * len(REFUTING)
+    REFUTE_TABLE.parent.mkdir(parents=True, exist_ok=True)
+    REFUTE_TABLE.write_text(
+        "# The claims engine at its refuting nulls\n\n"
+        f"False 'does not hold' over {REFUTE_REPS} replications per case and null: every cell "
+        "exactly at the boundary, and one cell there with every other strongly in the claim's "
+        "favour. Accepted: up to alpha + z SE (the refuting side is Holm over a claim's cells "
+        "and parts: conservative, so no lower bound). Written by `make calibration` "
+        "(tests/calibration/test_calibration.py).\n\n"
+        + "\n".join(refute_table_lines(rows, checks=checks))
+        + "\n"
+    )
+
+
+@pytest.mark.parametrize("config,case", REFUTING)
+def test_false_refutes_at_the_refuting_nulls(config, case, refuting_table):
+    design = designs(config)[case.experiment]
+    why = why_skipped(case, design)
+    if why is not None:
+        refuting_table.append(skipped_row(case, design))
+        pytest.skip(f"{config}: {why}")
+    rows = false_refutes_rates([case], lambda _: design, REFUTE_REPS)
+    refuting_table.extend(rows)
+    assert not check_refutes(rows, checks=2 * len(REFUTING))
 
 
 # --- the spectrum experiment: comparisons at the end of training -----------------------------------

@@ -580,7 +580,7 @@ def test_report_quotes_the_paper_and_lists_units(tmp_path):
         "independent units (g* draws; data and training seeds averaged within each) per " in report
     )
     assert "independent units (subsamples) per cell" in report
-    assert "after correction over all claims" in report
+    assert "verdict before the correction over claims" in report
     assert "table synthetic_selected not built" in report
 
 
