@@ -307,8 +307,9 @@ def test_ens_no_improvement_needs_units_to_show_it():
 
 
 def synthetic_runs(speedup: float, units: int = 5, jitter: float = 0.05, slow_b10: bool = False):
-    """Per-epoch curves at the runtime cell: every method reaches the same R^2 curve per epoch,
-    EN-S's epochs take ``speedup`` times HashWH's (times jittered per unit)."""
+    """Per-epoch curves at the runtime cell as the pipeline writes them: the timed g* draw 0
+    with ``units`` data seeds. Every method reaches the same R^2 curve per epoch, EN-S's epochs
+    take ``speedup`` times HashWH's (times jittered per unit)."""
     rows = []
     epochs = np.arange(1, 61)
     for dseed, variant in itertools.product(range(units), ["ens", "hashwh_b7", "hashwh_b10"]):
@@ -324,8 +325,8 @@ def synthetic_runs(speedup: float, units: int = 5, jitter: float = 0.05, slow_b1
                 {
                     "n": 50,
                     "c": 5,
-                    "draw": dseed,
-                    "data_seed": 0,
+                    "draw": 0,
+                    "data_seed": dseed,
                     "seed": 0,
                     "variant": variant,
                     "method": method,
@@ -346,6 +347,13 @@ def test_speed_claim(case, speedup):
     tables = {**synthetic_selected(0.0), "synthetic_runs": synthetic_runs(speedup)}
     claims = synthetic_claims(tables, {"runtime_n": 50, "runtime_c": 5})
     expect(case, verdicts(claims)["synthetic_hashwh_faster_than_ens"])
+
+
+def test_speed_claim_units_are_the_data_seeds_of_the_timed_draw():
+    tables = {**synthetic_selected(0.0), "synthetic_runs": synthetic_runs(40.0)}
+    claim = synthetic_claims(tables, {"runtime_n": 50, "runtime_c": 5})[-1]
+    assert claim.units.startswith("5 independent units (data seeds of the timed g* draw")
+    assert "g* draw 0 only" in claim.scope
 
 
 def test_speed_claim_fails_where_hashwh_never_reaches_a_level():

@@ -180,6 +180,14 @@ def test_b_trades_time_for_generalization(case):
     expect(case, verdict_of(claims, "synthetic_b_trades_time_for_generalization").verdict)
 
 
+def test_b_trade_off_times_the_data_seeds_of_the_timed_draw():
+    claims = synthetic_claims(synthetic_selected(np.random.default_rng(3), B_R2, B_TIME))
+    claim = verdict_of(claims, "synthetic_b_trades_time_for_generalization")
+    assert claim.units.startswith("times: 3 independent units (data seeds of the timed g* draw")
+    assert "test R^2: 3 independent units (g* draws" in claim.units
+    assert claim.scope.startswith("n = 25, c = 1, 2, 3") and "g* draw 0 only" in claim.scope
+
+
 def test_b_trade_off_needs_models_timed_one_at_a_time():
     tables = synthetic_selected(np.random.default_rng(3), B_R2, B_TIME, timed=False)
     claim = verdict_of(synthetic_claims(tables), "synthetic_b_trades_time_for_generalization")
