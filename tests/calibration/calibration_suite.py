@@ -783,6 +783,7 @@ def spectrum_cases() -> list[Case]:
             lambda d: (len(d.cells), 5, len(tractable_rivals(d))),
             _spectrum_case(best_tractable_levels),
             _spectrum_eval,
+            needs=_needs_variant("ens"),  # without EN-S it cannot hold, only be refuted
         ),
         *skewed,
     ]

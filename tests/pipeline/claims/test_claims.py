@@ -743,6 +743,30 @@ def test_standard_full_above_support(case):
     expect(case, verdicts(spectrum_claims(tables))["spectrum_standard_full_above_support"])
 
 
+def _without(tables, variant):
+    return {name: frame[frame["variant"] != variant] for name, frame in tables.items()}
+
+
+def test_best_tractable_without_ens_can_be_refuted_not_confirmed():
+    top = {f"sae_deg{d}": 0.1 for d in range(1, 6)}
+    tables = _without(_spectrum("holds", 0.01, hashwh_b8=top), "ens")
+    claim = next(c for c in spectrum_claims(tables) if c.id == "spectrum_hashwh_best_tractable")
+    assert claim.verdict == UNSURE and claim.p_value is None and claim.p_refute is not None
+    assert "EN-S not trained in this configuration" in claim.scope
+    worse = _without(_spectrum("does not hold", 0.01, hashwh_b8={"sae_deg1": 0.8}), "ens")
+    assert verdicts(spectrum_claims(worse))["spectrum_hashwh_best_tractable"] == FAILS
+
+
+def test_claims_over_every_regularized_method_name_those_judged():
+    claims = spectrum_claims(_without(_spectrum("holds", 0.01), "ens"))
+    for cid in ("spectrum_regularized_better_any_size", "spectrum_standard_full_above_support"):
+        scope = next(c.scope for c in claims if c.id == cid)
+        assert "methods judged: FullWH, HashWH (b = 5)" in scope
+        assert scope.endswith("(EN-S not trained in this configuration)")
+    full = spectrum_claims(_spectrum("holds", 0.01))
+    assert "methods judged" not in next(c.scope for c in full if c.id == cid)
+
+
 @pytest.mark.parametrize("case", THREE)
 def test_standard_high_degree_energy_zero(case):
     level = {"holds": 0.01, "does not hold": 0.5, "noise only": 0.05}[case]

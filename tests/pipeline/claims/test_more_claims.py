@@ -147,6 +147,13 @@ def test_the_figure3_caption_is_judged_at_the_figures_train_size():
     assert verdict_of(claims, "spectrum_regularized_high_energy").verdict == FAILS
 
 
+def test_the_figure3_captions_scope_is_its_train_size():
+    claims = spectrum_comparisons(spectrum_case("holds", ""))
+    scope = verdict_of(claims, "spectrum_regularized_energy_by_degree").scope
+    assert scope.startswith("train sizes 200 and 6 g* draws")
+    assert "methods judged" not in scope
+
+
 def test_off_target_energy_is_not_the_targets_own():
     """HashWH learning the degree-2 and 3 target frequencies fully (more energy there than the
     standard network, which learns them poorly) while adding no erroneous energy: it allocates

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .scope import experiment_scope
 from .spectrum_units import (
     FINAL_EPOCHS,
     HIGH,
@@ -149,7 +150,9 @@ def regularized_energy_by_degree(final, regularized, names) -> Claim:
     shown = final[final.index.get_level_values("train_size") == FIGURE3_SIZE]
     if shown.empty:
         return skipped(cid, quote, source, f"no train size {FIGURE3_SIZE} in this configuration")
-    return _more_and_less(cid, quote, test, source, shown, regularized, names, "energy_deg{d}")
+    claim = _more_and_less(cid, quote, test, source, shown, regularized, names, "energy_deg{d}")
+    claim.scope = experiment_scope("spectrum", shown.reset_index())
+    return claim
 
 
 def regularized_high_energy(final, regularized, names) -> Claim:

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .dynamics import learned_first_claim, overfitting_claim
 from .energy import energy_claims
+from .scope import experiment_scope, members_scope
 from .spectrum_units import (
     HIGH,
     LOW,
@@ -26,6 +27,8 @@ from .spectrum_units import (
     versus,
 )
 from .stats import (
+    FAILS,
+    UNSURE,
     Claim,
     below_threshold,
     cells_claim,
@@ -69,7 +72,7 @@ def spectrum_comparisons(tables) -> list[Claim]:
     b_of = {v: int(b) for v, b in zip(selected["variant"], selected["b"]) if v in hashed}
     names = {v: f"HashWH (b = {b_of[v]})" for v in hashed} | {"fullwh": "FullWH", "ens": "EN-S"}
     regularized = [v for v in ("fullwh", "ens") if v in variants] + hashed
-    return [
+    claims = [
         *(learns_degree(final, hashed, b_of, d) for d in HIGH),
         lower_full_sae(final, hashed, b_of),
         fullwh_learns_support(final, variants),
@@ -81,6 +84,30 @@ def spectrum_comparisons(tables) -> list[Claim]:
         standard_comparable_on_support(final, hashed, b_of),
         *energy_claims(epochs, final, hashed, b_of, names, regularized),
     ]
+    name_the_judged(claims, final, [names[v] for v in regularized])
+    return claims
+
+
+# The claims over "every regularized method (FullWH, EN-S, each HashWH b)": each member is an
+# assertion of its own, so a set without one is still checked, and its scope names who was.
+OVER_REGULARIZED = (
+    "spectrum_regularized_better_any_size",
+    "spectrum_standard_full_above_support",
+    "spectrum_regularized_energy_by_degree",
+    "spectrum_regularized_high_energy",
+)
+
+
+def name_the_judged(claims, final, judged) -> None:
+    """Say in the scope of each claim over every regularized method which ones it judged,
+    where FullWH or EN-S was not trained."""
+    missing = [name for name in ("FullWH", "EN-S") if name not in judged]
+    if not missing:
+        return
+    whole = experiment_scope("spectrum", final.reset_index())
+    for claim in claims:
+        if claim.id in OVER_REGULARIZED and claim.test:
+            claim.scope = members_scope(claim.scope or whole, judged, missing)
 
 
 def _needs(final: pd.DataFrame, columns, cid, quote, source) -> Claim | None:
@@ -385,8 +412,26 @@ def hashwh_best_tractable(final, top, names, variants) -> Claim:
         units=UNITS,
     )
     if "ens" not in rivals:
-        claim.details += "; EN-S not trained in this configuration"
+        refuting_only(claim, final)
     return claim
+
+
+def refuting_only(claim: Claim, final) -> None:
+    """ "Best among tractable methods" without EN-S, one of them: a rival present that beats
+    HashWH still refutes it, but beating the standard network alone does not make HashWH the
+    best, so the claim cannot hold (no p-value on that side)."""
+    claim.verdict = FAILS if claim.verdict == FAILS else UNSURE
+    claim.p_value = None
+    claim.needed = (
+        "EN-S, a tractable method the sentence ranks HashWH against, is not trained in this "
+        "configuration: no number of units settles it in favour"
+    )
+    claim.details += "; EN-S not trained: it can be refuted here, not confirmed"
+    claim.scope = members_scope(
+        experiment_scope("spectrum", final.reset_index()),
+        ["HashWH (the largest b)", "the standard network"],
+        ["EN-S"],
+    )
 
 
 def standard_comparable_on_support(final, hashed, b_of) -> Claim:
