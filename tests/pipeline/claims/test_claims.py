@@ -747,6 +747,15 @@ def _without(tables, variant):
     return {name: frame[frame["variant"] != variant] for name, frame in tables.items()}
 
 
+def test_a_threshold_is_not_counted_as_a_method_with_diverged_runs():
+    claims = {c.id: c for c in spectrum_claims(_spectrum("holds", 0.002))}
+    for cid, name in [
+        ("spectrum_fullwh_learns_support", "FullWH"),
+        ("spectrum_standard_high_degree_energy_zero", "standard"),
+    ]:
+        assert f"; units with a diverged run: {name} 0" in claims[cid].details
+
+
 def test_best_tractable_without_ens_can_be_refuted_not_confirmed():
     top = {f"sae_deg{d}": 0.1 for d in range(1, 6)}
     tables = _without(_spectrum("holds", 0.01, hashwh_b8=top), "ens")

@@ -390,18 +390,20 @@ def scale(cells: pd.DataFrame) -> dict[str, int]:
 def paired_claim(
     cid, quote, test, source, pairs, cell, what, names, share=1.0, units=("subsample", "subsamples")
 ) -> Claim:
-    """The claim that side a beats side b (``names``) in (``share`` of) the cells of ``pairs``
-    (one row per unit), with its effect, uncertainty, units (``units``: what a unit is, one and
-    several) and, where undecided, the units it would need."""
+    """The claim that side a beats side b (``names``; None for a side that is no method, e.g.
+    a threshold) in (``share`` of) the cells of ``pairs`` (one row per unit), with its effect,
+    uncertainty, units (``units``: what a unit is, one and several) and, where undecided, the
+    units it would need."""
     cells = compare_cells(pairs, cell)
     result = cells_verdict(cells, share)
-    a, b = names
     details = result.line
-    if len(cells):
-        details += (
-            f"; units with a diverged run: {a} {int(cells['a_diverged'].sum())}, "
-            f"{b} {int(cells['b_diverged'].sum())}"
-        )
+    counts = [
+        f"{name} {int(cells[f'{side}_diverged'].sum())}"
+        for name, side in zip(names, "ab")
+        if name is not None
+    ]
+    if len(cells) and counts:
+        details += f"; units with a diverged run: {', '.join(counts)}"
     needed = needed_line(pairs, cell, share) if result.verdict == UNSURE else ""
     return cells_claim(
         cid, quote, test, source, result, cells, what, units, details=details, needed=needed
