@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .sensitivity import FIXED, first_true
 from .stats import ALPHA, FAILS, HOLDS, Claim, compare_cells, holm, paired_claim
 
 TIE = 1e-3  # a test R^2 difference below this counts as a tie in the ablation
@@ -74,10 +75,7 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
         ("amplitude order", "degree order"),
         units=("forest", "forests"),
     )
-    steps = compare_cells(
-        gaps.assign(a=gaps["gap"] + TIE, b=0.0, a_diverged=False, b_diverged=False), ["step"]
-    )
-    step_refute = holm(steps["p_less"])
+    steps, step_refute = _steps_worse(gaps, TIE)
     worse = np.nan_to_num(step_refute, nan=1.0) < ALPHA
     if worse.any() and claim.verdict != FAILS:
         claim.verdict = FAILS
@@ -89,10 +87,36 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
         f" of {len(steps)} steps; forest test R^2 "
         f"{table.drop_duplicates('seed')['forest_test_r2'].mean():.3f} (mean over forests)"
     )
+    claim.sensitivity = tie_line(gaps)
     if dataset in UNIFORM_TEST:
         claim.details += f"; {UNIFORM_TEST[dataset]}"
         claim.nature = "tautology"
     return claim
+
+
+def _steps_worse(gaps: pd.DataFrame, tie: float) -> tuple[pd.DataFrame, np.ndarray]:
+    """Per removal step, the Holm-adjusted p-value that the amplitude order is worse by more
+    than ``tie`` (paired over forests)."""
+    frame = gaps.assign(a=gaps["gap"] + tie, b=0.0, a_diverged=False, b_diverged=False)
+    steps = compare_cells(frame, ["step"])
+    return steps, holm(steps["p_less"])
+
+
+def tie_line(gaps: pd.DataFrame) -> str:
+    """The smallest tie from which no step refutes the ablation claim."""
+
+    def no_step_worse(tie):
+        return not (np.nan_to_num(_steps_worse(gaps, tie)[1], nan=1.0) < ALPHA).any()
+
+    smallest = first_true(no_step_worse, 0.0, 1.0)
+    where = (
+        "for no tie up to 1 R^2"
+        if smallest is None
+        else "at any tie, 0 included"
+        if smallest == 0.0
+        else f"for ties from {smallest:.3g} on"
+    )
+    return f"a gap below {TIE:g} is a tie, {FIXED}; no step refutes it {where}"
 
 
 def entacmaea_claims(tables, settings=None) -> list[Claim]:

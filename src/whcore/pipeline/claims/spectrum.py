@@ -16,7 +16,9 @@ import pandas as pd
 from .dynamics import learned_first_claim, overfitting_claim
 from .energy import energy_claims
 from .scope import experiment_scope, members_scope
+from .sensitivity import FIXED, margin_line
 from .spectrum_units import (
+    FINAL_EPOCHS,
     HIGH,
     LOW,
     UNITS,
@@ -28,6 +30,7 @@ from .spectrum_units import (
 )
 from .stats import (
     FAILS,
+    SKIPPED,
     UNSURE,
     Claim,
     below_threshold,
@@ -60,15 +63,16 @@ def spectrum_claims(tables, settings=None) -> list[Claim]:
     return [*claims, learned_first_claim(epochs), overfitting_claim(epochs, hashed, b_of)]
 
 
-def spectrum_comparisons(tables) -> list[Claim]:
-    """The spectrum claims that compare runs at the end of training."""
+def spectrum_comparisons(tables, last: int = FINAL_EPOCHS) -> list[Claim]:
+    """The spectrum claims that compare runs at the end of training (the mean of their
+    ``last`` epochs)."""
     selected = tables["spectrum_selected"]
     hashed = hashwh_variants_by_b(selected)
     variants = set(selected["variant"])
     if not hashed or "standard" not in variants:
         return [skipped("spectrum_claims", "", SOURCE, "no standard or HashWH runs")]
     epochs = tables["spectrum_epochs"]
-    final = unit_values(final_values(epochs))
+    final = unit_values(final_values(epochs, last))
     b_of = {v: int(b) for v, b in zip(selected["variant"], selected["b"]) if v in hashed}
     names = {v: f"HashWH (b = {b_of[v]})" for v in hashed} | {"fullwh": "FullWH", "ens": "EN-S"}
     regularized = [v for v in ("fullwh", "ens") if v in variants] + hashed
@@ -86,6 +90,22 @@ def spectrum_comparisons(tables) -> list[Claim]:
     ]
     name_the_judged(claims, final, [names[v] for v in regularized])
     return claims
+
+
+def window_sensitivity(claims: list[Claim], tables) -> None:
+    """FINAL_EPOCHS decides every comparison at the end of training: add to each the verdicts
+    it gets on half and on twice as many last epochs. Two more evaluations of the comparisons,
+    so the report adds it once (``evaluate_claims``), not every caller of the comparisons."""
+    if "spectrum_selected" not in tables:
+        return
+    windows = (FINAL_EPOCHS // 2, FINAL_EPOCHS * 2)
+    other = {w: {c.id: c.verdict for c in spectrum_comparisons(tables, w)} for w in windows}
+    for claim in claims:
+        if claim.verdict == SKIPPED or claim.id not in other[windows[0]]:
+            continue
+        verdicts = ", ".join(f"on the last {w}: {other[w].get(claim.id)}" for w in windows)
+        line = f"judged on the mean of the last {FINAL_EPOCHS} epochs, {FIXED}; {verdicts}"
+        claim.sensitivity = f"{claim.sensitivity}; {line}" if claim.sensitivity else line
 
 
 # The claims over "every regularized method (FullWH, EN-S, each HashWH b)": each member is an
@@ -464,6 +484,7 @@ def standard_comparable_on_support(final, hashed, b_of) -> Claim:
         "SAE on the support (HashWH - standard)",
         UNITS,
         scope=f"train size {sizes} only, of the paper's 100 and 400",
+        sensitivity=margin_line(COMPARABLE_MARGIN, cells),
     )
 
 

@@ -12,10 +12,12 @@ import pandas as pd
 
 from .power import needed_line
 from .scope import experiment_scope
+from .sensitivity import FIXED, factor_line, first_true, nearly_all_line, share_line
 from .spectrum_units import hashwh_variants_by_b
 from .stats import (
     ALPHA,
     FAILS,
+    HOLDS,
     NEARLY_ALL,
     UNSURE,
     Claim,
@@ -174,7 +176,24 @@ def ens_no_improvement(selected) -> Claim:
     pairs = paired(_units(selected, "ens"), _units(selected, "standard"))
     result = not_better(pairs, ["n", "c"], NO_GAIN_MARGIN, NEARLY_ALL)
     cells = compare_cells(pairs, ["n", "c"])
-    return cells_claim(cid, quote, test, source, result, cells, "test R^2 (EN-S - standard)", UNITS)
+    what = "test R^2 (EN-S - standard)"
+    claim = cells_claim(cid, quote, test, source, result, cells, what, UNITS)
+    claim.sensitivity = no_gain_sensitivity(pairs)
+    return claim
+
+
+def no_gain_sensitivity(pairs) -> str:
+    """Where "no significant improvement" turns: the smallest margin it holds for (at
+    NEARLY_ALL) and the largest share of the cells it holds for (at NO_GAIN_MARGIN)."""
+    smallest = first_true(
+        lambda m: not_better(pairs, ["n", "c"], m, NEARLY_ALL).verdict == HOLDS, 0.0, 1.0
+    )
+    margin = f"from {smallest:.3g} on" if smallest is not None else "for no margin up to 1 (R^2)"
+    below = compare_cells(pairs.assign(b=pairs["b"] + NO_GAIN_MARGIN), ["n", "c"])
+    return (
+        f"at the margin {NO_GAIN_MARGIN:g}, {FIXED}; it would hold for margins {margin}; "
+        + share_line(NEARLY_ALL, holm(below["p_less"]))
+    )
 
 
 def larger_b_better(selected, hashed) -> Claim:
@@ -196,18 +215,22 @@ def larger_b_better(selected, hashed) -> Claim:
         )
         for small, big in zip(hashed, hashed[1:])
     ]
-    return paired_claim(
+    pairs = pd.concat(steps, ignore_index=True)
+    cell = ["n", "c", "step"]
+    claim = paired_claim(
         cid,
         quote,
         test,
         source,
-        pd.concat(steps, ignore_index=True),
-        ["n", "c", "step"],
+        pairs,
+        cell,
         "test R^2 (larger b - smaller b)",
         ("larger b", "smaller b"),
         NEARLY_ALL,
         units=UNITS,
     )
+    claim.sensitivity = nearly_all_line(NEARLY_ALL, compare_cells(pairs, cell))
+    return claim
 
 
 def _steps_of_b(selected, hashed, value: str, unit=UNIT) -> pd.DataFrame:
@@ -369,6 +392,7 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
         effect=effect,
         details=details,
         needed=needed,
+        sensitivity=factor_line(SPEEDUP, cells),
         scope=(
             f"n = {n}, c = {c} only (the paper's runtime cell: n = 50, c = 5); "
             f"{timed_scope(units['draw'])}"
