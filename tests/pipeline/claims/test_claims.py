@@ -306,6 +306,14 @@ def test_ens_no_improvement_needs_units_to_show_it():
     assert verdicts(synthetic_claims(tables))["synthetic_ens_no_improvement"] != HOLDS
 
 
+@pytest.mark.parametrize("case,at_25", [("holds", 0.2), ("does not hold", -0.2), ("noise only", 0)])
+def test_ens_degrades_with_n(case, at_25):
+    tables = synthetic_selected(0.0)
+    frame = tables["synthetic_selected"]
+    frame.loc[(frame["variant"] == "ens") & (frame["n"] == 25), "test_r2"] += at_25
+    expect(case, verdicts(synthetic_claims(tables))["synthetic_ens_degrades_with_n"])
+
+
 def synthetic_runs(speedup: float, units: int = 5, jitter: float = 0.05, slow_b10: bool = False):
     """Per-epoch curves at the runtime cell as the pipeline writes them: the timed g* draw 0
     with ``units`` data seeds. Every method reaches the same R^2 curve per epoch, EN-S's epochs
