@@ -918,7 +918,7 @@ def without_units_needed():
     more than half of an evaluation's time, that no verdict reads."""
     modules = [
         importlib.import_module(f"whcore.pipeline.claims.{name}")
-        for name in ("stats", "dynamics", "synthetic")
+        for name in ("stats", "dynamics", "synthetic", "exact")
     ]
     saved = {m: m.needed_line for m in modules if hasattr(m, "needed_line")}
     for module in saved:

@@ -182,6 +182,24 @@ def test_ablation_forests_on_overlapping_splits_use_the_corrected_test():
     assert "not corrected" in plain.details and plain.p_value < claim.p_value
 
 
+def test_an_undecided_ablation_says_what_more_forests_can_do():
+    # forest 1 loses 0.6 and forest 2 gains 0.1: the mean gap 0.245 with an SD of 0.28
+    flat = _ablation([0.9, 0.88, 0.8]).assign(train_size=5000, test_size=2000)
+    flat.loc[
+        (flat["seed"] == 1) & (flat["order"] == "amplitude") & (flat["step"] > 0), "test_r2"
+    ] -= 0.6
+    flat.loc[
+        (flat["seed"] == 2) & (flat["order"] == "amplitude") & (flat["step"] > 0), "test_r2"
+    ] += 0.1
+    (claim,) = ablation_claims({"ablation_x": flat})
+    assert claim.verdict == UNSURE
+    gaps = 0.34 + np.array([0.0, -0.59, 0.09, 0.02, 0.005])
+    limit = gaps.mean() / (gaps.std(ddof=1) * np.sqrt(0.4))
+    assert f"the t statistic tends to {limit:.2f}, below 1.64: no number of forests" in claim.needed
+    (plain,) = ablation_claims({"ablation_x": flat.drop(columns=["train_size", "test_size"])})
+    assert "t statistic" not in plain.needed
+
+
 def test_b_is_a_nullable_integer_column():
     records = pd.DataFrame({"method": ["hashwh", "standard"], "b": [7.0, float("nan")]})
     typed = with_variants(records, split_b=True)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
+from .power import needed_line
 from .sensitivity import FIXED, first_true
 from .stats import (
     ALPHA,
     FAILS,
     HOLDS,
+    UNSURE,
     Claim,
     cells_claim,
     cells_verdict,
@@ -89,6 +92,10 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
     )
     if not overlap:
         claim.details += "; split sizes not recorded: the t-tests are not corrected"
+    if claim.verdict == UNSURE:
+        claim.needed = (
+            overlap_limit(cells, overlap) if overlap else needed_line(mean_pairs, ["cell"])
+        )
     steps, step_refute = _steps_worse(gaps, TIE, overlap)
     worse = np.nan_to_num(step_refute, nan=1.0) < ALPHA
     if worse.any() and claim.verdict != FAILS:
@@ -106,6 +113,20 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
         claim.details += f"; {UNIFORM_TEST[dataset]}"
         claim.nature = "tautology"
     return claim
+
+
+def overlap_limit(cells: pd.DataFrame, overlap: float) -> str:
+    """The units-needed line under the overlap correction: more forests shrink the variance of
+    the mean only down to s^2 x n_test / n_train, so the t statistic has a limit."""
+    row = cells.iloc[0]
+    limit = float(row["mean"] / (row["sd"] * np.sqrt(overlap)))
+    line = (
+        f"with overlapping splits more forests shrink the variance of the mean only to s^2 x "
+        f"{overlap:.3g} (n_test / n_train): the t statistic tends to {limit:.2f}"
+    )
+    if limit < stats.norm.isf(ALPHA):
+        return line + f", below {stats.norm.isf(ALPHA):.3g}: no number of forests settles it"
+    return line + ": more forests would settle it"
 
 
 def test_over_train(table: pd.DataFrame) -> float:
