@@ -53,7 +53,7 @@ from whcore.pipeline.claims.spectrum import (
     spectrum_comparisons,
 )
 from whcore.pipeline.claims.stats import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED
-from whcore.pipeline.claims.synthetic import NO_GAIN_MARGIN
+from whcore.pipeline.claims.synthetic import NO_GAIN_MARGIN, ens_degrades_with_n
 
 CONFIGS = ("quick", "faithful", "workstation")
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
@@ -518,6 +518,23 @@ def no_improvement_levels(design, shift, log):
     return {"standard": np.full(len(design.cells), R2), "ens": R2 + margin - shift * sd}
 
 
+def _ns_cs(design):
+    return sorted({n for n, _ in design.cells}), sorted({c for _, c in design.cells})
+
+
+def ens_degrades_levels(design, shift, log):
+    """Cells (c, step of n): EN-S's gain over the standard network falls by ``shift`` SDs of a
+    unit's difference of two gains at each step of n (0 at the smallest n)."""
+    ns, cs = _ns_cs(design)
+    sd = np.sqrt(2) * synthetic_sd(design, "ens", "standard")
+    gain = {(ns[0], c): 0.0 for c in cs}
+    for k, (small, large) in enumerate(zip(ns, ns[1:])):
+        for j, c in enumerate(cs):
+            gain[(large, c)] = gain[(small, c)] - shift[j, k] * sd
+    ens = np.array([R2 + gain[cell] for cell in design.cells])
+    return {"standard": np.full(len(design.cells), R2), "ens": ens}
+
+
 def larger_b_levels(design, shift, log):
     variants = synthetic_hashed(design)
     level = np.full(len(design.cells), R2)
@@ -810,6 +827,7 @@ def spectrum_cases() -> list[Case]:
             lambda d: (len(d.cells), 5, len(tractable_rivals(d))),
             _spectrum_case(best_tractable_levels),
             _spectrum_eval,
+            needs=_needs_variant("ens"),  # without EN-S it cannot hold, only be refuted
         ),
         *skewed,
         Case(
@@ -853,6 +871,14 @@ def other_cases() -> list[Case]:
             lambda t, d: synthetic_claims(t),
             exact=False,
             share=NEARLY_ALL,
+            needs=_needs_variant("ens"),
+        ),
+        Case(
+            "synthetic_ens_degrades_with_n",
+            "synthetic",
+            lambda d: (len(_ns_cs(d)[1]), len(_ns_cs(d)[0]) - 1),
+            _tables(synthetic_table, ens_degrades_levels),
+            lambda t, d: [ens_degrades_with_n(t["synthetic_selected"])],
             needs=_needs_variant("ens"),
         ),
         Case(
@@ -928,7 +954,7 @@ def without_units_needed():
     more than half of an evaluation's time, that no verdict reads."""
     modules = [
         importlib.import_module(f"whcore.pipeline.claims.{name}")
-        for name in ("stats", "dynamics", "synthetic")
+        for name in ("stats", "dynamics", "synthetic", "exact")
     ]
     saved = {m: m.needed_line for m in modules if hasattr(m, "needed_line")}
     for module in saved:
@@ -1049,7 +1075,7 @@ def bound_failure(
     alpha + z SE, or for an exact test below alpha - z SE (over-conservative). z is 2 for one
     check; a suite of ``checks`` checks widens it so that a correct engine fails any of them
     with probability FAMILY_ERROR at most (Bonferroni over both sides: z = 2 for one check,
-    3.4 for the 78 of test_calibration.py), else a suite of many cases fails by chance alone."""
+    3.4 for the 81 of test_calibration.py), else a suite of many cases fails by chance alone."""
     z = bound_z(checks)
     se = math.sqrt(alpha * (1 - alpha) / reps)
     if rate > alpha + z * se:

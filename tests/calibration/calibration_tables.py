@@ -15,7 +15,7 @@ import pandas as pd
 
 from whcore.pipeline.claims.power import claim_power
 
-UNITS = 6  # subsamples per cell: the faithful run's count
+UNITS = 6  # units per cell of these power tables (their own design; faithful.yaml has 5)
 SEED_NOISE = 0.02  # a training seed's deviation from its unit's value
 
 

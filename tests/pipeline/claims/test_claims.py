@@ -306,9 +306,18 @@ def test_ens_no_improvement_needs_units_to_show_it():
     assert verdicts(synthetic_claims(tables))["synthetic_ens_no_improvement"] != HOLDS
 
 
+@pytest.mark.parametrize("case,at_25", [("holds", 0.2), ("does not hold", -0.2), ("noise only", 0)])
+def test_ens_degrades_with_n(case, at_25):
+    tables = synthetic_selected(0.0)
+    frame = tables["synthetic_selected"]
+    frame.loc[(frame["variant"] == "ens") & (frame["n"] == 25), "test_r2"] += at_25
+    expect(case, verdicts(synthetic_claims(tables))["synthetic_ens_degrades_with_n"])
+
+
 def synthetic_runs(speedup: float, units: int = 5, jitter: float = 0.05, slow_b10: bool = False):
-    """Per-epoch curves at the runtime cell: every method reaches the same R^2 curve per epoch,
-    EN-S's epochs take ``speedup`` times HashWH's (times jittered per unit)."""
+    """Per-epoch curves at the runtime cell as the pipeline writes them: the timed g* draw 0
+    with ``units`` data seeds. Every method reaches the same R^2 curve per epoch, EN-S's epochs
+    take ``speedup`` times HashWH's (times jittered per unit)."""
     rows = []
     epochs = np.arange(1, 61)
     for dseed, variant in itertools.product(range(units), ["ens", "hashwh_b7", "hashwh_b10"]):
@@ -324,8 +333,8 @@ def synthetic_runs(speedup: float, units: int = 5, jitter: float = 0.05, slow_b1
                 {
                     "n": 50,
                     "c": 5,
-                    "draw": dseed,
-                    "data_seed": 0,
+                    "draw": 0,
+                    "data_seed": dseed,
                     "seed": 0,
                     "variant": variant,
                     "method": method,
@@ -346,6 +355,13 @@ def test_speed_claim(case, speedup):
     tables = {**synthetic_selected(0.0), "synthetic_runs": synthetic_runs(speedup)}
     claims = synthetic_claims(tables, {"runtime_n": 50, "runtime_c": 5})
     expect(case, verdicts(claims)["synthetic_hashwh_faster_than_ens"])
+
+
+def test_speed_claim_units_are_the_data_seeds_of_the_timed_draw():
+    tables = {**synthetic_selected(0.0), "synthetic_runs": synthetic_runs(40.0)}
+    claim = synthetic_claims(tables, {"runtime_n": 50, "runtime_c": 5})[-1]
+    assert claim.units.startswith("5 independent units (data seeds of the timed g* draw")
+    assert "g* draw 0 only" in claim.scope
 
 
 def test_speed_claim_fails_where_hashwh_never_reaches_a_level():
@@ -736,6 +752,39 @@ def test_standard_full_above_support(case):
     }
     tables = _spectrum(case, 0.01, standard={"sae_full": full, "sae_support": support}, **reg)
     expect(case, verdicts(spectrum_claims(tables))["spectrum_standard_full_above_support"])
+
+
+def _without(tables, variant):
+    return {name: frame[frame["variant"] != variant] for name, frame in tables.items()}
+
+
+def test_a_threshold_is_not_counted_as_a_method_with_diverged_runs():
+    claims = {c.id: c for c in spectrum_claims(_spectrum("holds", 0.002))}
+    for cid, name in [
+        ("spectrum_fullwh_learns_support", "FullWH"),
+        ("spectrum_standard_high_degree_energy_zero", "standard"),
+    ]:
+        assert f"; units with a diverged run: {name} 0" in claims[cid].details
+
+
+def test_best_tractable_without_ens_can_be_refuted_not_confirmed():
+    top = {f"sae_deg{d}": 0.1 for d in range(1, 6)}
+    tables = _without(_spectrum("holds", 0.01, hashwh_b8=top), "ens")
+    claim = next(c for c in spectrum_claims(tables) if c.id == "spectrum_hashwh_best_tractable")
+    assert claim.verdict == UNSURE and claim.p_value is None and claim.p_refute is not None
+    assert "EN-S not trained in this configuration" in claim.scope
+    worse = _without(_spectrum("does not hold", 0.01, hashwh_b8={"sae_deg1": 0.8}), "ens")
+    assert verdicts(spectrum_claims(worse))["spectrum_hashwh_best_tractable"] == FAILS
+
+
+def test_claims_over_every_regularized_method_name_those_judged():
+    claims = spectrum_claims(_without(_spectrum("holds", 0.01), "ens"))
+    for cid in ("spectrum_regularized_better_any_size", "spectrum_standard_full_above_support"):
+        scope = next(c.scope for c in claims if c.id == cid)
+        assert "methods judged: FullWH, HashWH (b = 5)" in scope
+        assert scope.endswith("(EN-S not trained in this configuration)")
+    full = spectrum_claims(_spectrum("holds", 0.01))
+    assert "methods judged" not in next(c.scope for c in full if c.id == cid)
 
 
 @pytest.mark.parametrize("case", THREE)

@@ -14,12 +14,14 @@ import numpy as np
 import pandas as pd
 
 from .power import needed_line
+from .sensitivity import FIXED, first_true
 from .stats import (
     ALPHA,
     FAILS,
     HOLDS,
     UNSURE,
     Claim,
+    cells_verdict,
     compare_cells,
     describe_effect,
     paired,
@@ -145,14 +147,13 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
     versus_all = pd.concat(versus_pairs, ignore_index=True)
     rise_cells = compare_cells(rise_all, rise_cell)
     versus_cells = compare_cells(versus_all, versus_cell)
-    floor = compare_cells(rise_all.assign(b=MIN_RISE), rise_cell)
+    floor, (refute_p, p_refute, refute_tests) = _refuting(
+        rise_all, rise_cell, versus_cells, MIN_RISE
+    )
     # Holds: every cell of both parts at ALPHA (an intersection-union test). Refuted: the
     # standard network's rise below the floor, or a b rising more, in any cell (Holm over all).
     # (float: an empty cell table's columns have no numeric dtype)
     holds_p = np.concatenate([rise_cells["p_greater"], versus_cells["p_greater"]]).astype(float)
-    refute_p, p_refute, refute_tests = refute(
-        np.concatenate([floor["p_less"], versus_cells["p_less"]]).astype(float)
-    )
     no_rise = np.nan_to_num(refute_p[: len(floor)], nan=1.0) < ALPHA
     rises_more = np.nan_to_num(refute_p[len(floor) :], nan=1.0) < ALPHA
     rise_holds = rise_cells["p_greater"].to_numpy(float) < ALPHA
@@ -205,14 +206,41 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
         needed,
         p_refute=p_refute,
         refute_tests=refute_tests,
+        sensitivity=floor_line(rise_all, rise_cell, versus_cells),
         **both,
     )
 
 
-def time_to_learn(curve: pd.DataFrame, column: str) -> float:
-    """The first epoch (>= 1) at which ``column`` reaches HALF; the last epoch + 1 if never."""
+def _refuting(rise_all, rise_cell, versus_cells, floor: float):
+    """The floor cells (the standard network's rise against ``floor``) and the refuting side
+    of both parts (``refute``: the adjusted p-values, the floor cells' first, then the b cells',
+    the claim's p_refute and the raw p-values)."""
+    floor_cells = compare_cells(rise_all.assign(b=floor), rise_cell)
+    pvalues = np.concatenate([floor_cells["p_less"], versus_cells["p_less"]]).astype(float)
+    return floor_cells, refute(pvalues)
+
+
+def floor_line(rise_all, rise_cell, versus_cells) -> str:
+    """MIN_RISE only refutes (part (i): no rise): the smallest floor from which part (i)
+    would refute the claim."""
+
+    def no_rise(floor):
+        cells, (refute_p, _, _) = _refuting(rise_all, rise_cell, versus_cells, floor)
+        return bool((np.nan_to_num(refute_p[: len(cells)], nan=1.0) < ALPHA).any())
+
+    smallest = first_true(no_rise, 0.0, 1.0)
+    where = "no floor up to 1" if smallest is None else f"floors from {smallest:.3g} on"
+    return (
+        f"a rise below {MIN_RISE:g} is no overfitting, {FIXED}; it decides only the refutation: "
+        f"part (i) would refute the claim for {where}"
+    )
+
+
+def time_to_learn(curve: pd.DataFrame, column: str, level: float = HALF) -> float:
+    """The first epoch (>= 1) at which ``column`` reaches ``level``; the last epoch + 1 if
+    never."""
     curve = curve[curve["epoch"] > 0]
-    reached = curve.loc[curve[column] >= HALF, "epoch"]
+    reached = curve.loc[curve[column] >= level, "epoch"]
     return float(reached.min()) if len(reached) else float(curve["epoch"].max() + 1)
 
 
@@ -231,9 +259,33 @@ def learned_first_claim(epochs: pd.DataFrame) -> Claim:
     degrees = sorted(int(c.removeprefix("amp_deg")) for c in epochs if c.startswith("amp_deg"))
     if 1 not in degrees or len(degrees) < 2:
         return skipped(cid, quote, source, "no learned amplitudes per degree recorded")
+    cell = ["train_size", "degree"]
+    claim = paired_claim(
+        cid,
+        quote,
+        test,
+        source,
+        learning_pairs(epochs, degrees, HALF),
+        cell,
+        "epochs to learn (degree d - degree 1)",
+        ("degree d", "degree 1"),
+        units=UNITS,
+    )
+
+    def verdict_at(level):
+        return cells_verdict(compare_cells(learning_pairs(epochs, degrees, level), cell)).verdict
+
+    others = ", ".join(f"at {x:g}: {verdict_at(x)}" for x in (HALF / 2, (1 + HALF) / 2))
+    claim.sensitivity = f"learned at amplitude {HALF:g}, {FIXED}; {others}"
+    return claim
+
+
+def learning_pairs(epochs: pd.DataFrame, degrees: list[int], level: float) -> pd.DataFrame:
+    """Unit pairs (column degree) of the epochs the standard network takes to reach ``level``
+    on degree d (a) and on degree 1 (b)."""
     runs = epochs[epochs["variant"] == "standard"]
     rows = [
-        {**dict(zip(RUN, key)), **{d: time_to_learn(run, f"amp_deg{d}") for d in degrees}}
+        {**dict(zip(RUN, key)), **{d: time_to_learn(run, f"amp_deg{d}", level) for d in degrees}}
         for key, run in runs.groupby(RUN, sort=True)
     ]
     times = pd.DataFrame(rows, columns=[*RUN, *degrees]).assign(diverged=False)
@@ -243,18 +295,7 @@ def learned_first_claim(epochs: pd.DataFrame) -> Claim:
         return unit_means(frame.set_index(RUN), UNIT)
 
     first = unit_times(1)
-    pairs = pd.concat(
+    return pd.concat(
         [paired(unit_times(d), first).assign(degree=d) for d in degrees if d > 1],
         ignore_index=True,
-    )
-    return paired_claim(
-        cid,
-        quote,
-        test,
-        source,
-        pairs,
-        ["train_size", "degree"],
-        "epochs to learn (degree d - degree 1)",
-        ("degree d", "degree 1"),
-        units=UNITS,
     )

@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
+from .power import needed_line
+from .sensitivity import FIXED, first_true
 from .stats import (
     ALPHA,
     FAILS,
     HOLDS,
     UNSURE,
     Claim,
+    cells_claim,
+    cells_verdict,
     compare_cells,
-    paired_claim,
+    corrected_resampled,
+    holm,
     part_tests,
     refute,
 )
@@ -70,24 +76,30 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
         "than removing the highest-degree ones first: the mean gap over the removal steps is "
         "above 0 (one-sided t-test over forests, each with its own seed and split), and no "
         f"step is significantly worse (paired over forests, Holm over steps; a gap below {TIE} "
-        "counts as a tie)."
+        "counts as a tie). The forests' splits of one table overlap, so both sides use Nadeau "
+        "and Bengio's corrected resampled t-test (variance x (1/J + n_test / n_train))."
     )
     source = "Section 5.2, Figure 5c"
-    claim = paired_claim(
+    overlap = test_over_train(table)
+    cells = corrected_resampled(compare_cells(mean_pairs, ["cell"]), overlap)
+    claim = cells_claim(
         f"ablation_amplitude_beats_degree_{dataset}",
         quote,
         test,
         source,
-        mean_pairs,
-        ["cell"],
+        cells_verdict(cells),
+        cells,
         "test R^2 (amplitude order - degree order)",
-        ("amplitude order", "degree order"),
-        units=("forest", "forests"),
+        ("forest", "forests"),
     )
-    steps = compare_cells(
-        gaps.assign(a=gaps["gap"] + TIE, b=0.0, a_diverged=False, b_diverged=False), ["step"]
-    )
+    if not overlap:
+        claim.details += "; split sizes not recorded: the t-tests are not corrected"
+    if claim.verdict == UNSURE:
+        claim.needed = (
+            overlap_limit(cells, overlap) if overlap else needed_line(mean_pairs, ["cell"])
+        )
     # Two parts refute it (the mean gap below 0, a step worse): Holm over both parts' tests.
+    steps, _ = _steps_worse(gaps, TIE, overlap)
     mean_tests = part_tests(claim)
     adjusted, claim.p_refute, claim.refute_tests = refute([*mean_tests, *steps["p_less"]])
     worse = np.nan_to_num(adjusted[len(mean_tests) :], nan=1.0) < ALPHA
@@ -98,10 +110,57 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
         f" of {len(steps)} steps; forest test R^2 "
         f"{table.drop_duplicates('seed')['forest_test_r2'].mean():.3f} (mean over forests)"
     )
+    claim.sensitivity = tie_line(gaps, overlap)
     if dataset in UNIFORM_TEST:
         claim.details += f"; {UNIFORM_TEST[dataset]}"
         claim.nature = "tautology"
     return claim
+
+
+def overlap_limit(cells: pd.DataFrame, overlap: float) -> str:
+    """The units-needed line under the overlap correction: more forests shrink the variance of
+    the mean only down to s^2 x n_test / n_train, so the t statistic has a limit."""
+    row = cells.iloc[0]
+    limit = float(row["mean"] / (row["sd"] * np.sqrt(overlap)))
+    line = (
+        f"with overlapping splits more forests shrink the variance of the mean only to s^2 x "
+        f"{overlap:.3g} (n_test / n_train): the t statistic tends to {limit:.2f}"
+    )
+    if limit < stats.norm.isf(ALPHA):
+        return line + f", below {stats.norm.isf(ALPHA):.3g}: no number of forests settles it"
+    return line + ": more forests would settle it"
+
+
+def test_over_train(table: pd.DataFrame) -> float:
+    """n_test / n_train of the forests' splits (0 where the table does not record them)."""
+    if not {"train_size", "test_size"} <= set(table.columns):
+        return 0.0
+    return float((table["test_size"] / table["train_size"]).max())
+
+
+def _steps_worse(gaps, tie: float, overlap: float) -> tuple[pd.DataFrame, np.ndarray]:
+    """Per removal step, the Holm-adjusted p-value that the amplitude order is worse by more
+    than ``tie`` (paired over forests, corrected for their overlap: ``corrected_resampled``)."""
+    frame = gaps.assign(a=gaps["gap"] + tie, b=0.0, a_diverged=False, b_diverged=False)
+    steps = corrected_resampled(compare_cells(frame, ["step"]), overlap)
+    return steps, holm(steps["p_less"])
+
+
+def tie_line(gaps: pd.DataFrame, overlap: float) -> str:
+    """The smallest tie from which no step refutes the ablation claim."""
+
+    def no_step_worse(tie):
+        return not (np.nan_to_num(_steps_worse(gaps, tie, overlap)[1], nan=1.0) < ALPHA).any()
+
+    smallest = first_true(no_step_worse, 0.0, 1.0)
+    where = (
+        "for no tie up to 1 R^2"
+        if smallest is None
+        else "at any tie, 0 included"
+        if smallest == 0.0
+        else f"for ties from {smallest:.3g} on"
+    )
+    return f"a gap below {TIE:g} is a tie, {FIXED}; no step refutes it {where}"
 
 
 def entacmaea_claims(tables, settings=None) -> list[Claim]:

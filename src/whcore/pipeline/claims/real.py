@@ -10,6 +10,7 @@ import pandas as pd
 from scipy import stats
 
 from ..analyses.families import BASELINES, PAPER_BASELINES
+from .sensitivity import nearly_all_line
 from .stats import (
     ALPHA,
     FAILS,
@@ -19,6 +20,7 @@ from .stats import (
     UNSURE,
     Claim,
     combine,
+    compare_cells,
     paired,
     paired_claim,
     refute,
@@ -65,20 +67,21 @@ def real_claims(tables, settings=None) -> list[Claim]:
             "worse in none (a significantly worse cell: does not hold)."
         )
         pairs = paired(hashwh, unit_means(side(rows, RUN, "test_r2"), UNIT))
-        claims.append(
-            paired_claim(
-                cid,
-                QUOTE,
-                test,
-                SOURCE,
-                pairs,
-                ["dataset", "train_size"],
-                f"test R^2 (HashWH - {rival})",
-                ("HashWH", rival),
-                NEARLY_ALL,
-                unit=UNIT,
-            )
+        cell = ["dataset", "train_size"]
+        claim = paired_claim(
+            cid,
+            QUOTE,
+            test,
+            SOURCE,
+            pairs,
+            cell,
+            f"test R^2 (HashWH - {rival})",
+            ("HashWH", rival),
+            NEARLY_ALL,
+            unit=UNIT,
         )
+        claim.sensitivity = nearly_all_line(NEARLY_ALL, compare_cells(pairs, cell))
+        claims.append(claim)
     claims += [low_data_claim(selected, hashwh), faster_than_ens_claim(selected)]
     return claims + [lasso_fastest_claim(selected, hashwh)]
 
@@ -254,4 +257,6 @@ def lasso_fastest_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
     )
     claim = combine(fastest, poorer, ("fastest", "usually poorer than HashWH"))
     claim.details += f"; rivals with their own times: {', '.join(sorted(rivals))}"
+    cells = compare_cells(r2, ["dataset", "train_size"])
+    claim.sensitivity = f"usually poorer: {nearly_all_line(NEARLY_ALL, cells)}"
     return claim

@@ -16,7 +16,7 @@ from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
 from .real import real_claims
 from .scope import fill_scope
-from .spectrum import spectrum_claims
+from .spectrum import spectrum_claims, window_sensitivity
 from .stats import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED, UNSURE, Claim, holm
 from .synthetic import synthetic_claims
 
@@ -77,6 +77,7 @@ def evaluate_claims(tables: dict[str, pd.DataFrame], settings: dict | None = Non
                     details=f"table {table} not built (experiment off)",
                 )
             )
+    window_sensitivity(claims, tables)
     fill_scope(claims, tables)
     correct_across(claims)
     mark_shared_tests(claims)

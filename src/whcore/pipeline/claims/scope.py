@@ -48,6 +48,15 @@ def experiment_scope(experiment: str, table: pd.DataFrame) -> str:
     )
 
 
+def members_scope(scope: str, judged: list[str], missing: list[str]) -> str:
+    """``scope`` of a claim over a set of methods that lacks members the paper's sentence
+    covers (``missing``), with the methods it judged."""
+    return (
+        f"{scope}; methods judged: {', '.join(judged)} "
+        f"({' and '.join(missing)} not trained in this configuration)"
+    )
+
+
 def fill_scope(claims, tables: dict[str, pd.DataFrame]) -> None:
     """Give every claim without a scope of its own its experiment's."""
     for claim in claims:

@@ -15,7 +15,10 @@ import pandas as pd
 
 from .dynamics import learned_first_claim, overfitting_claim
 from .energy import energy_claims
+from .scope import experiment_scope, members_scope
+from .sensitivity import FIXED, margin_line
 from .spectrum_units import (
+    FINAL_EPOCHS,
     HIGH,
     LOW,
     UNITS,
@@ -26,6 +29,9 @@ from .spectrum_units import (
     versus,
 )
 from .stats import (
+    FAILS,
+    SKIPPED,
+    UNSURE,
     Claim,
     below_threshold,
     cells_claim,
@@ -62,15 +68,16 @@ def spectrum_claims(tables, settings=None) -> list[Claim]:
     return [*claims, learned_first_claim(epochs), overfitting_claim(epochs, hashed, b_of)]
 
 
-def spectrum_comparisons(tables) -> list[Claim]:
-    """The spectrum claims that compare runs at the end of training."""
+def spectrum_comparisons(tables, last: int = FINAL_EPOCHS) -> list[Claim]:
+    """The spectrum claims that compare runs at the end of training (the mean of their
+    ``last`` epochs)."""
     selected = tables["spectrum_selected"]
     hashed = hashwh_variants_by_b(selected)
     variants = set(selected["variant"])
     if not hashed or "standard" not in variants:
         return [skipped("spectrum_claims", "", SOURCE, "no standard or HashWH runs")]
     epochs = tables["spectrum_epochs"]
-    final = unit_values(final_values(epochs))
+    final = unit_values(final_values(epochs, last))
     b_of = {v: int(b) for v, b in zip(selected["variant"], selected["b"]) if v in hashed}
     names = {v: f"HashWH (b = {b_of[v]})" for v in hashed} | {"fullwh": "FullWH", "ens": "EN-S"}
     regularized = [v for v in ("fullwh", "ens") if v in variants] + hashed
@@ -89,7 +96,46 @@ def spectrum_comparisons(tables) -> list[Claim]:
     for claim in claims:
         if " log" in claim.test:
             claim.test += GEOMETRIC
+    name_the_judged(claims, final, [names[v] for v in regularized])
     return claims
+
+
+def window_sensitivity(claims: list[Claim], tables) -> None:
+    """FINAL_EPOCHS decides every comparison at the end of training: add to each the verdicts
+    it gets on half and on twice as many last epochs. Two more evaluations of the comparisons,
+    so the report adds it once (``evaluate_claims``), not every caller of the comparisons."""
+    if "spectrum_selected" not in tables:
+        return
+    windows = (FINAL_EPOCHS // 2, FINAL_EPOCHS * 2)
+    other = {w: {c.id: c.verdict for c in spectrum_comparisons(tables, w)} for w in windows}
+    for claim in claims:
+        if claim.verdict == SKIPPED or claim.id not in other[windows[0]]:
+            continue
+        verdicts = ", ".join(f"on the last {w}: {other[w].get(claim.id)}" for w in windows)
+        line = f"judged on the mean of the last {FINAL_EPOCHS} epochs, {FIXED}; {verdicts}"
+        claim.sensitivity = f"{claim.sensitivity}; {line}" if claim.sensitivity else line
+
+
+# The claims over "every regularized method (FullWH, EN-S, each HashWH b)": each member is an
+# assertion of its own, so a set without one is still checked, and its scope names who was.
+OVER_REGULARIZED = (
+    "spectrum_regularized_better_any_size",
+    "spectrum_standard_full_above_support",
+    "spectrum_regularized_energy_by_degree",
+    "spectrum_regularized_high_energy",
+)
+
+
+def name_the_judged(claims, final, judged) -> None:
+    """Say in the scope of each claim over every regularized method which ones it judged,
+    where FullWH or EN-S was not trained."""
+    missing = [name for name in ("FullWH", "EN-S") if name not in judged]
+    if not missing:
+        return
+    whole = experiment_scope("spectrum", final.reset_index())
+    for claim in claims:
+        if claim.id in OVER_REGULARIZED and claim.test:
+            claim.scope = members_scope(claim.scope or whole, judged, missing)
 
 
 def _needs(final: pd.DataFrame, columns, cid, quote, source) -> Claim | None:
@@ -268,7 +314,7 @@ def _below(cid, quote, test, source, log_units, threshold, what, name) -> Claim:
         pairs,
         ["train_size"],
         f"log {threshold:g} - log {what}",
-        (f"{threshold:g}", name),
+        (None, name),  # the threshold cannot diverge: only the method's runs are counted
         units=UNITS,
     )
     bound = smallest_threshold(compare_cells(pairs, ["train_size"]), float(np.log(threshold)))
@@ -394,8 +440,26 @@ def hashwh_best_tractable(final, top, names, variants) -> Claim:
         units=UNITS,
     )
     if "ens" not in rivals:
-        claim.details += "; EN-S not trained in this configuration"
+        refuting_only(claim, final)
     return claim
+
+
+def refuting_only(claim: Claim, final) -> None:
+    """ "Best among tractable methods" without EN-S, one of them: a rival present that beats
+    HashWH still refutes it, but beating the standard network alone does not make HashWH the
+    best, so the claim cannot hold (no p-value on that side)."""
+    claim.verdict = FAILS if claim.verdict == FAILS else UNSURE
+    claim.p_value = None
+    claim.needed = (
+        "EN-S, a tractable method the sentence ranks HashWH against, is not trained in this "
+        "configuration: no number of units settles it in favour"
+    )
+    claim.details += "; EN-S not trained: it can be refuted here, not confirmed"
+    claim.scope = members_scope(
+        experiment_scope("spectrum", final.reset_index()),
+        ["HashWH (the largest b)", "the standard network"],
+        ["EN-S"],
+    )
 
 
 def standard_comparable_on_support(final, hashed, b_of) -> Claim:
@@ -428,6 +492,7 @@ def standard_comparable_on_support(final, hashed, b_of) -> Claim:
         "SAE on the support (HashWH - standard)",
         UNITS,
         scope=f"train size {sizes} only, of the paper's 100 and 400",
+        sensitivity=margin_line(COMPARABLE_MARGIN, cells),
     )
 
 

@@ -185,6 +185,24 @@ def one_sided_p(t, df) -> tuple[np.ndarray, np.ndarray]:
     return stats.t.sf(t, df), stats.t.cdf(t, df)
 
 
+def corrected_resampled(cells: pd.DataFrame, test_over_train: float) -> pd.DataFrame:
+    """``compare_cells``'s cells whose units are resamples of one dataset with overlapping
+    splits (forests on their own splits of one table): Nadeau and Bengio's corrected resampled
+    t-test, the variance of a cell's mean s^2 (1/J + n_test / n_train) instead of s^2 / J over
+    its J units (Machine Learning 52, 2003), since units that share rows are positively
+    correlated and the plain test would be anti-conservative."""
+    units = cells["units"].to_numpy(dtype=float)
+    sd = cells["sd"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sem = sd * np.sqrt(1 / units + test_over_train)
+        t = cells["mean"].to_numpy(dtype=float) / sem
+    greater, less = one_sided_p(t, np.maximum(units - 1, 1))
+    enough = (units >= MIN_UNITS) & (sd > 0)
+    return cells.assign(
+        sem=sem, p_greater=np.where(enough, greater, np.nan), p_less=np.where(enough, less, np.nan)
+    )
+
+
 @dataclass
 class CellsResult:
     verdict: str
@@ -422,19 +440,20 @@ def paired_claim(
     units=("subsample", "subsamples"),
     unit=None,
 ) -> Claim:
-    """The claim that side a beats side b (``names``) in (``share`` of) the cells of ``pairs``
-    (one row per unit), with its effect, uncertainty, units (``units``: what a unit is, one and
-    several) and, where undecided, the units it would need (``unit``: the columns that name a
-    unit, ``power.unit_differences``)."""
+    """The claim that side a beats side b (``names``; None for a side that is no method, e.g.
+    a threshold) in (``share`` of) the cells of ``pairs`` (one row per unit), with its effect,
+    uncertainty, units (``units``: what a unit is, one and several) and, where undecided, the
+    units it would need (``unit``: the columns that name a unit, ``power.unit_differences``)."""
     cells = compare_cells(pairs, cell)
     result = cells_verdict(cells, share)
-    a, b = names
     details = result.line
-    if len(cells):
-        details += (
-            f"; units with a diverged run: {a} {int(cells['a_diverged'].sum())}, "
-            f"{b} {int(cells['b_diverged'].sum())}"
-        )
+    counts = [
+        f"{name} {int(cells[f'{side}_diverged'].sum())}"
+        for name, side in zip(names, "ab")
+        if name is not None
+    ]
+    if len(cells) and counts:
+        details += f"; units with a diverged run: {', '.join(counts)}"
     needed = needed_line(pairs, cell, share, unit) if result.verdict == UNSURE else ""
     return cells_claim(
         cid, quote, test, source, result, cells, what, units, details=details, needed=needed
