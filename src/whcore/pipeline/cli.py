@@ -39,7 +39,7 @@ def _cmd_download(args) -> None:
 
 
 def _cmd_binarize(args) -> None:
-    check_replaceable(args.out)
+    check_replaceable(args.out, kind=f"data:{args.dataset}")
     frame = datasets.binarize(args.dataset, args.raw, args.out, verify=not args.no_verify)
     print(f"wrote {args.out}: {len(frame)} rows x {frame.shape[1] - 1} features")
 
@@ -90,6 +90,7 @@ def _cmd_bundle(args) -> None:
 
 
 TEX_IN_OUT = "<out>/claims.tex"  # what a bare `render --tex` writes
+MACROS_FIX = "write the macros to a file of their own (claims.tex)"
 
 
 def _cmd_render(args) -> None:
@@ -98,7 +99,7 @@ def _cmd_render(args) -> None:
     out = Path(args.out) if args.out else rendered_folder(args.crate)
     tex = out / "claims.tex" if args.tex == TEX_IN_OUT else args.tex
     if tex:  # refused before the rendering, not after (write_macros checks it again)
-        check_replaceable(tex, fix="write the macros to a file of their own (claims.tex)")
+        check_replaceable(tex, fix=MACROS_FIX, kind="macros")
     written = render(args.crate, out, log=lambda msg: None)
     print(f"wrote {len(written)} file(s) under {out}")
     if tex:  # from the claims just rendered: nothing is drawn twice
@@ -121,7 +122,7 @@ def _cmd_macros(args) -> None:
     from .crate.open import open_crate
 
     # A crate is read, not rendered: its claims.json, checked against the crate's sha256.
-    check_replaceable(args.tex, fix="write the macros to a file of their own (claims.tex)")
+    check_replaceable(args.tex, fix=MACROS_FIX, kind="macros")
     with tempfile.TemporaryDirectory() as tmp:
         _write_macros(open_crate(args.claims, tmp).member("claims.json"), args.tex)
 

@@ -167,3 +167,80 @@ def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
     assert not any(owned(path) for path in users.iterdir())
     with pytest.raises(FileExistsError, match=r"claims.md: an existing file .* Fix: move it"):
         guards.check_replaceable(users / "claims.md", fix="move it")
+
+
+# --- a writer replaces only the same kind of output ---------------------------------------------
+
+FAITHFUL = Path(__file__).resolve().parents[3] / "docs" / "faithful"
+
+
+def binarized(path: Path, dataset: str) -> Path:
+    """A binarized table of ``dataset`` at ``path`` (its metadata as `whcore binarize` writes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame({"x0": [0, 1, 0, 1], "y": [0.1, 0.2, 0.3, 0.4]})
+    write_parquet(frame, path, {"dataset": dataset, "source_sha256": "0" * 64})
+    return path
+
+
+def test_a_writer_keeps_the_projects_output_of_another_kind(tmp_path, monkeypatch, capsys):
+    """The typos of a careless user: `macros X.json X.json`, `bundle --out <a table>`, a
+    training job whose records are a binarized table, `binarize gb1 --out <entacmaea's>`."""
+    from test_spec_cli import spec_for
+
+    from whcore.pipeline.cli import main
+    from whcore.pipeline.crate.bundle import bundle
+    from whcore.pipeline.jobs.train import TrainSpec
+    from whcore.pipeline.jobs.writer import Outputs
+
+    monkeypatch.chdir(tmp_path)
+    claims = tmp_path / "results" / "tiny" / "claims.json"
+    claims.parent.mkdir(parents=True)
+    shutil.copy(FAITHFUL / "claims.json", claims)
+    table = tmp_path / "results" / "tiny" / "tables" / "t.parquet"
+    table.parent.mkdir()
+    write_parquet(pd.DataFrame({"x": [1]}), table, {"spec": {}})
+    data = binarized(tmp_path / "resources" / "data" / "entacmaea.parquet", "entacmaea")
+    before = {path: path.read_bytes() for path in (claims, table, data)}
+
+    assert main(["macros", str(claims), str(claims)]) == 2
+    assert "holds another kind of whcore output (claims, not macros)" in capsys.readouterr().err
+    with pytest.raises(FileExistsError, match="another kind of whcore output .table, not crate"):
+        bundle(tmp_path / "results" / "tiny", out=table)
+    spec = TrainSpec.from_dict(spec_for(tmp_path / "g.json", outputs={"records": str(data)}))
+    with pytest.raises(FileExistsError, match="data:entacmaea, not records"):
+        Outputs(spec)
+    raw = tmp_path / "gb1.csv"
+    raw.write_text("not read")
+    assert main(["binarize", "gb1", "--raw", str(raw), "--out", str(data), "--no-verify"]) == 2
+    assert "(data:entacmaea, not data:gb1)" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in before} == before
+
+
+def test_a_failing_binarization_deletes_only_its_own_datasets_table(tmp_path):
+    from whcore.data import datasets
+    from whcore.pipeline.jobs.user_data import UserDataSpec
+
+    other = binarized(tmp_path / "gb1.parquet", "entacmaea")
+    with pytest.raises(FileNotFoundError):
+        datasets.binarize("gb1", tmp_path / "missing.csv", other)
+    mine = binarized(tmp_path / "mine.parquet", "gb1")  # a user's table under the output's name
+    source = {"format": "binary", "file": str(tmp_path / "missing.csv")}
+    spec = {"dataset": "mine", "raw": source["file"], "source": source}
+    with pytest.raises(Exception):  # noqa: B017 (any failure of the binarization)
+        UserDataSpec(**spec, outputs={"data": str(mine)}).run(None, None)
+    assert other.is_file() and mine.is_file()
+    with pytest.raises(FileNotFoundError):  # its own dataset's older table goes
+        datasets.binarize("gb1", tmp_path / "missing.csv", binarized(tmp_path / "g.parquet", "gb1"))
+    assert not (tmp_path / "g.parquet").exists()
+
+
+def test_a_binarized_table_is_read_only_as_the_dataset_it_names(tmp_path):
+    from whcore.data.loading import read_table
+
+    swapped = binarized(tmp_path / "entacmaea.parquet", "gb1")
+    with pytest.raises(
+        ValueError, match="entacmaea.parquet: a binarized table of dataset gb1, not"
+    ):
+        read_table(str(swapped))
+    x, y = read_table(str(binarized(tmp_path / "gb1.parquet", "gb1")))
+    assert x.shape == (4, 1) and len(y) == 4

@@ -157,7 +157,9 @@ def write_macros(claims_json: str | Path, tex: str | Path) -> Path:
     replace only a macros file of this project (``check_replaceable``): never a manuscript."""
     claims_json, tex = Path(claims_json), Path(tex)
     check_replaceable(
-        tex, fix="write the macros to a file of their own (claims.tex) and \\input it"
+        tex,
+        fix="write the macros to a file of their own (claims.tex) and \\input it",
+        kind="macros",
     )
     macros = claims_macros(_read_claims(claims_json))
     lines = [

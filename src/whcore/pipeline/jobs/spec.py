@@ -20,6 +20,7 @@ from typing import ClassVar
 
 from ...data.folds import FOLDS, SCHEMES
 from ..runtime.canonical import canonical, canonical_json
+from ..runtime.guards import RECORDS
 from ..runtime.yaml_files import read_yaml
 
 __all__ = [
@@ -270,6 +271,11 @@ class JobSpec(Fields):
             stems = [stem.removesuffix(".pdf").removesuffix(".png") for stem in outputs]
             return [f"{stem}{suffix}" for stem in stems for suffix in (".pdf", ".png")]
         return list(outputs)
+
+    def output_kind(self) -> str | None:
+        """The kind of output it writes (``runtime.guards.kind_of``): records folders where its
+        outputs are folders, else the kind each output's suffix says (None)."""
+        return RECORDS if self.FOLDERS else None
 
     def replaceable(self) -> list[str]:
         """The existing paths the job may replace (checked before it starts): what it writes."""

@@ -32,7 +32,7 @@ class Outputs:
         self.spec = spec.to_dict()  # recorded in every Parquet output's metadata
         self.paths = spec.outputs
         self.started = time.time()
-        check_replaceable(*spec.replaceable(), fix=FIX)
+        check_replaceable(*spec.replaceable(), fix=FIX, kind=spec.output_kind())
         check_apart(spec.written(), spec.inputs())
         check_writable(*self.paths.values())
 
