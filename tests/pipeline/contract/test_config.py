@@ -279,3 +279,15 @@ def test_the_schema_on_disk_is_generated_from_the_registries():
     assert defs["methods"]["propertyNames"]["enum"] == list(METHOD_INFO)
     assert defs["baselines"]["propertyNames"]["enum"] == list(BASELINES)
     assert defs["paper_dataset"]["enum"] == list(REGISTRY)
+
+
+def test_a_config_that_is_a_yte_template_is_refused_in_one_line(tmp_path):
+    """Snakemake runs a config file carrying __use_yte__ as a template (Python); the project's
+    own reader refuses it, so that no command of ours takes one."""
+    from whcore.pipeline.runtime.yaml_files import read_yaml
+
+    config = tmp_path / "shared.yaml"
+    config.write_text("__use_yte__: true\n" + TINY.read_text())
+    with pytest.raises(ConfigError, match="shared.yaml: carries __use_yte__, which makes") as err:
+        read_yaml(config, "config file", ConfigError)
+    assert "\n" not in str(err.value) and "Fix: write the values out" in str(err.value)
