@@ -291,3 +291,16 @@ def test_a_config_that_is_a_yte_template_is_refused_in_one_line(tmp_path):
     with pytest.raises(ConfigError, match="shared.yaml: carries __use_yte__, which makes") as err:
         read_yaml(config, "config file", ConfigError)
     assert "\n" not in str(err.value) and "Fix: write the values out" in str(err.value)
+
+
+def test_a_key_written_twice_is_refused_naming_both_lines(tmp_path):
+    """PyYAML keeps the second `epochs` silently; a config's value must never be dropped."""
+    from whcore.pipeline.runtime.yaml_files import read_yaml
+
+    config = tmp_path / "twice.yaml"
+    config.write_text("run_name: a\nspectrum:\n  draws: 2\n  draws: 3\n")
+    with pytest.raises(
+        ConfigError, match="twice.yaml, line 4, column 3: not valid YAML: dup"
+    ) as err:
+        read_yaml(config, "config file", ConfigError)
+    assert "duplicate key 'draws' (first at line 3" in str(err.value)

@@ -1,5 +1,6 @@
-"""YAML files from others (configs, hand specs) read within bounds: one line for a syntax error,
-and a document whose aliases would expand it beyond ``MAX_EXPANDED_VALUES`` refused.
+"""YAML files from others (configs, hand specs) read within bounds: one line for a syntax error
+or a key written twice, and a document whose aliases would expand it beyond
+``MAX_EXPANDED_VALUES`` refused.
 """
 
 from __future__ import annotations
@@ -45,6 +46,24 @@ class _BoundedLoader(yaml.SafeLoader):
         if getattr(self, "aliased", False):
             _expanded_size(node, "", {}, set())
         return super().construct_document(node)
+
+    def construct_mapping(self, node, deep=False):
+        """A key written twice is refused (PyYAML keeps the last one silently: a value the
+        user wrote would be dropped without a word)."""
+        if isinstance(node, yaml.MappingNode):
+            first = {}
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in first:
+                        raise yaml.constructor.ConstructorError(
+                            None,
+                            None,
+                            f"duplicate key {key.value!r} (first at line {first[key.value] + 1}; "
+                            "only one of them would be read: keep one)",
+                            key.start_mark,
+                        )
+                    first[key.value] = key.start_mark.line
+        return super().construct_mapping(node, deep)
 
 
 def _children(node, key: str):
