@@ -86,6 +86,8 @@ def assert_own_dataset_refused(entry: str, key: str, words: str) -> None:
         ("run_name", "'..'"),
         ("run_name", "'.'"),
         ("run_name", "a/b"),
+        # a name longer than a folder's name may be (255 bytes), with its crate's suffix
+        ("run_name", "r" * 256),
         # seeds beyond PyTorch's generator (an overflow deep inside a job before)
         ("spectrum.seeds", "[0, 1000000000000000000000000000000]"),
         ("real.seeds", "[4294967296]"),
@@ -111,6 +113,7 @@ def test_bad_value_is_refused_naming_the_key(key, value):
         ("synthetic.k", "92"),
         ("synthetic.val_factor", "0.025"),
         ("run_name", "tiny.v2"),
+        ("run_name", "r" * 100),
         ("real.seeds", "[4294967295]"),
     ],
 )
