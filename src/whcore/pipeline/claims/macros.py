@@ -79,8 +79,13 @@ TEX = {
 
 
 def tex_text(text: str) -> str:
-    """``text`` as TeX typesets it literally."""
-    return "".join(TEX.get(char, char) for char in text)
+    """``text`` as TeX typesets it literally; a control character (a carriage return, a tab)
+    is a space, since TeX would take it raw."""
+    return "".join(TEX.get(char, " " if _control(char) else char) for char in text)
+
+
+def _control(char: str) -> bool:
+    return ord(char) < 32 or ord(char) == 127
 
 
 def _camel(words: list[str]) -> str:
@@ -149,7 +154,29 @@ def _read_claims(path: Path) -> list[dict]:
             f"{path}: not a list of the paper's claims (each with an id and a verdict); a run of "
             "your own data reports a comparison, which has no claim macros"
         )
+    for index, claim in enumerate(claims):
+        if problem := _claim_problem(claim):
+            raise ValueError(
+                f"{path}: claim {index + 1} ({str(claim['id'])[:60]!r}): {problem}; give a run's "
+                "claims.json as `whcore claims` wrote it"
+            )
     return claims
+
+
+def _claim_problem(claim: dict) -> str | None:
+    """What makes ``claim`` no claim of a claims.json (None: nothing)."""
+    if not isinstance(claim["id"], str):
+        return "its id is not text"
+    if claim.get("verdict") not in VERDICTS:
+        return f"its verdict {claim.get('verdict')!r:.40} is none of {', '.join(VERDICTS)}"
+    for key in P_VALUES.values():
+        value = claim.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return f"its {key} {value!r:.40} is not a number"
+    for key in TEXT_FIELDS.values():
+        if not isinstance(claim.get(key) or "", str):
+            return f"its {key} is not text"
+    return None
 
 
 def write_macros(claims_json: str | Path, tex: str | Path) -> Path:
