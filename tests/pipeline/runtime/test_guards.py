@@ -64,12 +64,28 @@ def test_die_with_watches_nothing_without_a_live_parent():
 
 def test_a_result_written_for_another_spec_meanwhile_is_never_replaced(tmp_path):
     path = tmp_path / "runs.parquet"
-    started = time.time()
+    before = guards.stamp(path)  # nothing there when the job started
     write_parquet(pd.DataFrame({"x": [1]}), path, {"spec": {"training": {"epochs": 50}}})
     with pytest.raises(RuntimeError, match="different spec"):
-        guards.refuse_superseded(path, {"training": {"epochs": 6001}}, started)
-    guards.refuse_superseded(path, {"training": {"epochs": 50}}, started)  # the same job: fine
-    guards.refuse_superseded(path, {"training": {"epochs": 6001}}, time.time() + 5)  # older
+        guards.refuse_superseded(path, {"training": {"epochs": 6001}}, before)
+    guards.refuse_superseded(path, {"training": {"epochs": 50}}, before)  # the same job: fine
+    unchanged = guards.stamp(path)  # there before the job started, unchanged since
+    guards.refuse_superseded(path, {"training": {"epochs": 6001}}, unchanged)
+
+
+def test_an_output_dated_in_the_future_does_not_stop_a_job_with_a_new_spec(tmp_path):
+    """A clock set wrong (or a copy) dates an output ahead: only a change since the job's start
+    tells another job's output."""
+    from whcore.pipeline.jobs.entacmaea_energy import EntacmaeaEnergySpec
+    from whcore.pipeline.jobs.writer import Outputs
+
+    path = tmp_path / "table.parquet"
+    write_parquet(pd.DataFrame({"a": [1]}), path, {"spec": {"top": 5}})
+    ahead = time.time() + 86_400
+    os.utime(path, (ahead, ahead))
+    spec = EntacmaeaEnergySpec.from_dict({"data": "d.parquet", "outputs": {"table": str(path)}})
+    Outputs(spec).table("table", pd.DataFrame({"a": [2]}))
+    assert pd.read_parquet(path)["a"].tolist() == [2]
 
 
 def test_unwritable_output_folder_is_named_before_any_work(tmp_path):

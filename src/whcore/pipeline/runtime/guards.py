@@ -5,7 +5,7 @@
   ends (Snakemake deletes ``.snakemake/locks`` on exit, so its lock cannot be relied on).
 - ``die_with``: a job whose Snakemake died (SIGKILL) stops instead of running on as an orphan.
 - ``refuse_superseded``: a job never renames its result over one that another job wrote for a
-  different spec after this job started.
+  different spec after this job started (its ``stamp`` changed since).
 - ``check_writable``: output folders are checked before hours of training, not after: they can
   be written and their disk has room (``MIN_FREE_BYTES``).
 - ``naming_a_full_disk``: a disk that fills while an output is written is one line naming it.
@@ -40,6 +40,7 @@ __all__ = [
     "naming_a_full_disk",
     "owned",
     "refuse_superseded",
+    "stamp",
     "written_spec",
 ]
 
@@ -123,11 +124,23 @@ def written_spec(path: str | Path) -> dict | None:
         return None
 
 
-def refuse_superseded(path: str | Path, spec: dict, started: float) -> None:
-    """Raise if ``path`` (a file, or a folder of Parquet files) was written after ``started``
-    (a wall-clock time) for another spec."""
+def stamp(path: str | Path) -> tuple | None:
+    """What tells that ``path`` was written again: its inode, size and modification time (a
+    writer renames a new file or folder over it), or None where there is nothing."""
+    try:
+        facts = os.stat(path)
+    except OSError:
+        return None
+    return (facts.st_ino, facts.st_size, facts.st_mtime_ns)
+
+
+def refuse_superseded(path: str | Path, spec: dict, before: tuple | None) -> None:
+    """Raise if ``path`` (a file, or a folder of Parquet files) was written for another spec
+    since this job started, when its ``stamp`` was ``before``. The stamps are compared, not
+    the modification time with the clock: an output dated in the future (a clock set wrong,
+    a copy) is no sign of another job."""
     path = Path(path)
-    if not path.exists() or path.stat().st_mtime < started:
+    if not path.exists() or stamp(path) == before:
         return
     if written_spec(path) != spec:  # unreadable: not ours to judge, and not ours to replace
         raise RuntimeError(
