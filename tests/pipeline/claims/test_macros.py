@@ -227,3 +227,18 @@ def test_a_claims_json_edited_by_hand_is_one_line(tmp_path, change, says):
 
 def test_a_control_character_in_claim_text_is_a_space_in_tex():
     assert tex_text("holds\r\n\tat\x0bn = 50\x7f") == "holds   at n = 50 "
+
+
+def test_macros_refuse_a_file_the_user_added_lines_to(tmp_path):
+    """Regenerating would drop the user's lines: the file is refused once edited, kept whole."""
+    from conftest import REPO
+
+    claims, tex = REPO / "docs" / "faithful" / "claims.json", tmp_path / "claims.tex"
+    write_macros(claims, tex)
+    assert "keep your own macros in a file of your own" in tex.read_text().splitlines()[3]
+    write_macros(claims, tex)  # its own file: rewritten
+    edited = tex.read_text() + "\\newcommand{\\myEffect}{0.3}\n"
+    tex.write_text(edited)
+    with pytest.raises(FileExistsError, match="claims.tex: an existing file that no whcore"):
+        write_macros(claims, tex)
+    assert tex.read_text() == edited

@@ -192,6 +192,8 @@ def write_macros(claims_json: str | Path, tex: str | Path) -> Path:
     lines = [
         f"% The claims of {claims_json.name} as TeX macros {MACROS_MARK}: \\claim<Id><Field>,",
         "% each value as the claims report states it; \\claimsTotal and the verdict counts.",
+        "% Generated: `whcore macros` rewrites this file, and refuses it once lines are added;",
+        "% keep your own macros in a file of your own.",
         *(f"\\newcommand{{\\{name}}}{{{value}}}" for name, value in macros.items()),
     ]
     with atomic_path(tex) as tmp:

@@ -254,6 +254,12 @@ def _pdf_creator(data: bytes) -> str:
     return creator.group(1).decode("latin-1") if creator else ""
 
 
+def _only_macros(text: str) -> bool:
+    """Whether a macros file holds only what ``whcore macros`` writes (comments and claim
+    macros): one with lines a user added is theirs too, and is not replaced."""
+    return all(line.startswith(("%", "\\newcommand{\\claim")) for line in text.splitlines() if line)
+
+
 def _by_creator(creator: str) -> bool:
     return creator == "whcore" or creator.startswith("whcore ")
 
@@ -298,7 +304,7 @@ def mark_of(path: Path) -> str | None:
         if suffix == ".tsv" and "whcore_version" in first:
             return "provenance"
         if suffix == ".tex" and first.startswith("%") and MACROS_MARK in first:
-            return "macros"
+            return "macros" if _only_macros(data.decode()) else None
     except Exception:  # unreadable, or not the format its name says: not ours
         return None
     return None
