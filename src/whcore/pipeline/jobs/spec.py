@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import types
 import typing
@@ -129,6 +130,8 @@ class Fields:
             item, hint = value[name], hints[name]
             if not _matches(item, hint):
                 raise SpecError(f"{source}: field {key}: {item!r:.60} is not {_describe(hint)}")
+            if isinstance(item, float) and not math.isfinite(item):  # JSON's Infinity, NaN
+                raise SpecError(f"{source}: field {key}: {item} is not a finite number")
             nested = _nested(hint)
             if nested is not None and isinstance(item, dict):
                 item = nested.from_dict(item, source, f"{key}.")
