@@ -186,11 +186,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _printable(text: str) -> str:
+    """``text`` with its control characters escaped (``\\x1b``): a message names files and
+    crate members that anyone may have named, and a terminal would obey their escape codes
+    (or a newline would break the one line)."""
+    return "".join(
+        f"\\x{ord(char):02x}" if ord(char) < 32 or 127 <= ord(char) < 160 else char for char in text
+    )
+
+
 def main(argv=None) -> int:
     try:  # before the parser, whose defaults read the environment
         check_environment()
     except ValueError as err:
-        print(f"whcore: error: {err}", file=sys.stderr)
+        print(f"whcore: error: {_printable(str(err))}", file=sys.stderr)
         return 2
     args = build_parser().parse_args(argv)
     # A job whose Snakemake is killed stops with it, whatever its kind: an orphan would write
@@ -202,7 +211,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (ValueError, OSError, RuntimeError) as err:
-        print(f"whcore {args.command}: error: {err}", file=sys.stderr)
+        print(f"whcore {args.command}: error: {_printable(str(err))}", file=sys.stderr)
         return 2
     return 0
 

@@ -243,3 +243,13 @@ def test_spec_seeds_stay_in_the_generators_range(target):
     with pytest.raises(SpecError, match="field training.seeds.1"):
         validate_spec(spec_for(target, **{"training.seeds": [0, 10**30]}))
     validate_spec(spec_for(target, **{"training.seeds": [0, 2**32 - 1]}))
+
+
+def test_an_error_naming_a_file_prints_no_control_character(tmp_path, capsys):
+    """A file or crate member named with a terminal's escape codes is named escaped."""
+    crate = tmp_path / "\x1b[2J\x1b]0;owned\x07x.zip"
+    crate.write_text("not a zip")
+    assert main(["render", str(crate), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "\\x1b[2J\\x1b]0;owned\\x07x.zip: not a zip file" in err
+    assert not any(ord(char) < 32 for char in err.rstrip("\n"))
