@@ -135,6 +135,22 @@ def test_a_disk_that_fills_while_writing_names_the_output(tmp_path, monkeypatch,
     assert not path.exists() and list(tmp_path.iterdir()) == []
 
 
+def test_a_full_disk_hidden_behind_a_zlib_error_is_named(tmp_path):
+    """Matplotlib's PDF writer, on a full disk, raises zlib's error with the ENOSPC behind it."""
+    import zlib
+
+    path = tmp_path / "fig.pdf"
+    with pytest.raises(OSError, match=f"^{path}: the disk filled while writing it; free"):
+        with guards.naming_a_full_disk(path):
+            try:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            except OSError:
+                raise zlib.error("Error -2 while flushing: inconsistent stream state") from None
+    with pytest.raises(zlib.error):  # a zlib error of its own stays what it is
+        with guards.naming_a_full_disk(path):
+            raise zlib.error("Error -3 while decompressing")
+
+
 def test_provenance_names_the_code_libraries_device_host_and_time():
     from whcore.pipeline.runtime.provenance import git_commit, provenance
 

@@ -178,14 +178,26 @@ def check_writable(*paths: str | Path) -> None:
             )
 
 
+def _disk_full(err: BaseException | None) -> bool:
+    """Whether ``err``, or an error it arose from, is a full disk or quota: Matplotlib's PDF
+    writer, failing to write, raises a zlib error whose context is the ENOSPC."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
+
+
 @contextmanager
 def naming_a_full_disk(path: str | Path):
     """A full disk (or quota) while writing ``path`` raises one line naming it: PyArrow's and
-    Matplotlib's own messages name no file."""
+    Matplotlib's own messages name no file, or another error than the disk's."""
     try:
         yield
-    except OSError as err:
-        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+    except Exception as err:
+        if not _disk_full(err):
             raise
         raise OSError(f"{path}: the disk filled while writing it; {_FULL_DISK_FIX}") from None
 
