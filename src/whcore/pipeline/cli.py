@@ -100,7 +100,8 @@ def _cmd_render(args) -> None:
     tex = out / "claims.tex" if args.tex == TEX_IN_OUT else args.tex
     if tex:  # refused before the rendering, not after (write_macros checks it again)
         check_replaceable(tex, fix=MACROS_FIX, kind="macros")
-    written = render(args.crate, out, log=lambda msg: None)
+    bound = {"seconds": args.max_seconds} if args.max_seconds else {}  # else render's own
+    written = render(args.crate, out, log=lambda msg: None, **bound)
     print(f"wrote {len(written)} file(s) under {out}")
     if tex:  # from the claims just rendered: nothing is drawn twice
         _write_macros(out / "claims.json", tex)
@@ -162,6 +163,11 @@ def _add_bundle_commands(sub) -> None:
         nargs="?",
         const=TEX_IN_OUT,
         help=f"also write the claims' TeX macros (as `macros`) to this file (alone: {TEX_IN_OUT})",
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        help="stop a render that takes longer (default 600: a crate may be crafted to be slow)",
     )
     p.set_defaults(func=_cmd_render)
 
