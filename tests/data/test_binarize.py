@@ -11,7 +11,7 @@ import openpyxl
 import pandas as pd
 import pytest
 
-from whcore.core.io import read_parquet_metadata
+from whcore.core.io import read_parquet_metadata, write_parquet
 from whcore.data import parsers
 from whcore.data.datasets import binarize, get
 from whcore.data.download import sha256_of
@@ -123,8 +123,10 @@ def test_avgfp_sites_merge_and_order(tmp_path):
 
 
 def assert_clear_failure(name, raw, out, match, error=RawFormatError, verify=False):
-    """The error names the file and the problem, and no Parquet is left (not even an old one)."""
-    out.write_bytes(b"an older Parquet that must not survive")
+    """The error names the file and the problem, and no Parquet is left (not even an older
+    binarized table of the dataset: a file that is none would be kept, not being the writer's)."""
+    older = pd.DataFrame({"x0": [1], "y": [0.0]})
+    write_parquet(older, out, {"dataset": name, "source_sha256": "0" * 64})
     with pytest.raises(error, match=match) as err:
         binarize(name, raw, out, verify=verify)
     assert str(raw) in str(err.value)

@@ -290,3 +290,31 @@ def test_above_twenty_sites_the_spectrum_comes_from_spright():
     top = top_interactions(bits, coefs, [f"s{i}" for i in range(n)], 2)
     assert top["interaction"].tolist() == ["s3 x s17", "s20"]
     np.testing.assert_allclose(top["coefficient"], [2.0, -1.5], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "what,rows,says",
+    [
+        ("size", [b"A1P,1.0\n"] * 40_000, "more than 65,536 bytes decompressed"),
+        ("line", [b"A1P,1.0,", b"A" * 40_000, b"\n"], "a line longer than 4,096 bytes"),
+    ],
+)
+def test_a_compressed_table_is_bounded_before_it_is_read(tmp_path, monkeypatch, what, rows, says):
+    """A 3 MB .csv.gz can hold 2 GiB of rows or one 1 GiB line (a memory error under a 4 GB
+    cap): both are refused in one line with the fix, before pandas reads them (the bounds
+    lowered here, the crafted files scaled down alike)."""
+    import gzip
+
+    from whcore.data import formats
+
+    monkeypatch.setattr(formats, "MAX_TABLE_BYTES", 1 << 16, raising=False)
+    monkeypatch.setattr(formats, "MAX_LINE_BYTES", 1 << 12, raising=False)
+    path = tmp_path / "dms.csv.gz"
+    with gzip.open(path, "wb") as handle:
+        handle.write(b"mutant,DMS_score,mutated_sequence\n" + b"".join(rows))
+    with pytest.raises(
+        RawFormatError, match=f"^{path}: {says}.* Fix: keep only the columns"
+    ) as err:
+        custom.parse(path, {"format": "proteingym"})
+    assert "\n" not in str(err.value)
+    assert path.stat().st_size < 4_000  # the compressed file is small

@@ -94,7 +94,8 @@ def test_a_hand_spec_never_writes_over_its_input_or_a_data_folder(tmp_path, monk
     for records, says in (
         ("resources/data", "resources/data: an output may not be a data folder"),
         ("resources", "resources: an output may not be a data folder"),
-        ("g.json", "g.json: an output may not be the job's input"),  # its own input
+        # its own input, a g* target: no records folder (its kind is checked first)
+        ("g.json", "g.json: holds another kind of whcore output (target, not records)"),
     ):
         assert _run_train(_train(tmp_path / "g.json", records)) == 2
         err = capsys.readouterr().err

@@ -170,6 +170,17 @@ def test_a_config_whose_aliases_expand_to_billions_of_values_is_refused_at_once(
     assert line.startswith(f"Error: {config}, line ") and "through YAML aliases" in line
 
 
+def test_a_config_that_is_a_yte_template_is_refused_at_start(tmp_path):
+    """Snakemake has run the template's Python by the time the workflow starts (no project can
+    stop its loader); the workflow then refuses the file in one line, so no job runs on it."""
+    config = tmp_path / "template.yaml"
+    config.write_text("__use_yte__: true\n" + TINY.read_text())
+    result = snakemake("-n", "--configfile", str(config), workdir=tmp_path, check=False)
+    assert result.returncode != 0
+    (line,) = result.stdout.splitlines()
+    assert line.startswith(f"Error: {config}: carries __use_yte__, which makes the config file")
+
+
 @pytest.mark.parametrize("where", ["environment", "config"])
 def test_a_mirror_that_does_not_exist_is_a_warning_at_start(tmp_path, where):
     missing = tmp_path / "no-such-mirror"

@@ -21,6 +21,7 @@ import pandas as pd
 from ..core.io import read_parquet_metadata, write_parquet
 from . import parsers as _parsers
 from .download import fetch, sha256_of
+from .loading import discard_failed
 from .splits import Split, unit_seed, unit_split
 
 __all__ = [
@@ -226,9 +227,9 @@ def binarize(name: str, raw: str | Path, out: str | Path, verify: bool = True) -
     try:
         return _binarize(info, Path(raw), Path(out), verify)
     except BaseException:
-        # ``out`` claims to be the binarization of ``raw``: after a failure an older file there
-        # would be a lie (a job that fails leaves no output behind).
-        Path(out).unlink(missing_ok=True)
+        # ``out`` claims to be the binarization of ``raw``: after a failure an older table of
+        # this dataset there would be a lie (a job that fails leaves no output behind)
+        discard_failed(out, name)
         raise
 
 

@@ -53,9 +53,66 @@ class Rows:
         self.reasons[reason] += 1
 
 
+# A user's table, decompressed, is read into memory several times over (pandas' strings): the
+# largest ProteinGym assay, its full sequences included, is about 250 MB; a line is one
+# variant, at most a protein's sequence and its mutant list (titin, the longest, 35,000
+# residues). Past these a file is refused before pandas reads it, not by a memory error.
+MAX_TABLE_BYTES = 1 << 30
+MAX_LINE_BYTES = 1 << 20
+_BOUNDS_FIX = (
+    "keep only the columns the dataset's config entry reads (mutant, the target, "
+    "mutated_sequence) and split the file, or check it is the file you meant"
+)
+
+
+def _decompressed(path: Path):
+    """The file's bytes as pandas reads them: decompressed by its suffix (None: a zip of other
+    than one member, which pandas refuses in its own words)."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+    suffix = path.suffix.lower()
+    if suffix in openers:
+        return openers[suffix](path, "rb")
+    if suffix == ".zip":
+        archive = zipfile.ZipFile(path)
+        names = archive.namelist()
+        return archive.open(names[0]) if len(names) == 1 else None
+    return open(path, "rb")
+
+
+def _check_bounds(path: Path) -> None:
+    """Refuse, in one line with the fix, a table longer than ``MAX_TABLE_BYTES`` decompressed
+    or with a line longer than ``MAX_LINE_BYTES``, reading it once in chunks."""
+    stream = _decompressed(path)
+    if stream is None:
+        return
+    total, line = 0, 0  # the bytes so far, and those of the line not yet ended
+    with stream:
+        while chunk := stream.read(1 << 20):
+            total += len(chunk)
+            pieces = chunk.split(b"\n")
+            longest = max(line + len(pieces[0]), *map(len, pieces[1:-1]), 0)
+            line = len(pieces[-1]) if len(pieces) > 1 else line + len(chunk)
+            if max(longest, line) > MAX_LINE_BYTES:
+                raise RawFormatError(
+                    f"{path}: a line longer than {MAX_LINE_BYTES:,} bytes, more than a variant's "
+                    f"row holds. Fix: {_BOUNDS_FIX}"
+                )
+            if total > MAX_TABLE_BYTES:
+                raise RawFormatError(
+                    f"{path}: more than {MAX_TABLE_BYTES:,} bytes decompressed, more than a table "
+                    f"of variants this tool reads into memory. Fix: {_BOUNDS_FIX}"
+                )
+
+
 def read_table_file(path: Path) -> pd.DataFrame:
     tab = any(s in (".tsv", ".tab") for s in path.suffixes)
     try:
+        _check_bounds(path)
         return pd.read_csv(
             path,
             sep="\t" if tab else ",",
@@ -63,6 +120,8 @@ def read_table_file(path: Path) -> pd.DataFrame:
             keep_default_na=False,
             skip_blank_lines=False,
         )
+    except RawFormatError:
+        raise  # a bound: its own line
     except (*TABLE_READ_ERRORS, ValueError) as err:  # ValueError: a zip of several files, say
         raise read_failure(
             path,

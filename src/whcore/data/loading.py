@@ -17,11 +17,13 @@ from .splits import Split, training_seed, unit_seed, unit_split
 from .synthetic import SparseTarget, sample_inputs
 
 __all__ = [
+    "discard_failed",
     "load_job_data",
     "load_table_split",
     "read_table",
     "split_data",
     "standardize",
+    "table_dataset",
     "table_folds",
     "training_seed",
     "unit_seed",
@@ -38,7 +40,39 @@ def standardize(y: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     return (y - reference.mean()) / (std if std > 0 else 1.0)
 
 
+def table_dataset(path: str | Path) -> str | None:
+    """The dataset a binarized table's metadata names, or None (no file, not Parquet, or a
+    table that is no binarization: one written by hand names none)."""
+    try:
+        meta = read_parquet_metadata(path)
+    except Exception:  # missing or not Parquet
+        return None
+    return meta.get("dataset") if isinstance(meta, dict) and "source_sha256" in meta else None
+
+
+def discard_failed(out: str | Path, dataset: str) -> None:
+    """After a failed binarization of ``dataset``: delete ``out`` only if it is that dataset's
+    binarized table (an older one would pass for the binarization of the new raw file); a
+    file of anything else there was never this writer's to delete."""
+    if table_dataset(out) == dataset:
+        Path(out).unlink(missing_ok=True)
+
+
+def _check_named_dataset(path: str) -> None:
+    """Refuse a binarized table named for another dataset than the one its metadata names: a
+    job reads a table as the dataset of its file's name."""
+    named = table_dataset(path)
+    if named is not None and named != Path(path).stem:
+        raise ValueError(
+            f"{path}: a binarized table of dataset {named}, not of {Path(path).stem} as its name "
+            f"says; nothing was trained on it. Fix: delete it and binarize "
+            f"{Path(path).stem} again (`whcore binarize {Path(path).stem} --out {path}`, or "
+            "rerun the workflow)"
+        )
+
+
 def read_table(path: str) -> tuple[np.ndarray, np.ndarray]:
+    _check_named_dataset(path)
     df = pd.read_parquet(path)
     if "y" not in df.columns:
         raise ValueError(

@@ -39,7 +39,7 @@ def _cmd_download(args) -> None:
 
 
 def _cmd_binarize(args) -> None:
-    check_replaceable(args.out)
+    check_replaceable(args.out, kind=f"data:{args.dataset}")
     frame = datasets.binarize(args.dataset, args.raw, args.out, verify=not args.no_verify)
     print(f"wrote {args.out}: {len(frame)} rows x {frame.shape[1] - 1} features")
 
@@ -90,6 +90,7 @@ def _cmd_bundle(args) -> None:
 
 
 TEX_IN_OUT = "<out>/claims.tex"  # what a bare `render --tex` writes
+MACROS_FIX = "write the macros to a file of their own (claims.tex)"
 
 
 def _cmd_render(args) -> None:
@@ -98,8 +99,9 @@ def _cmd_render(args) -> None:
     out = Path(args.out) if args.out else rendered_folder(args.crate)
     tex = out / "claims.tex" if args.tex == TEX_IN_OUT else args.tex
     if tex:  # refused before the rendering, not after (write_macros checks it again)
-        check_replaceable(tex, fix="write the macros to a file of their own (claims.tex)")
-    written = render(args.crate, out, log=lambda msg: None)
+        check_replaceable(tex, fix=MACROS_FIX, kind="macros")
+    bound = {"seconds": args.max_seconds} if args.max_seconds else {}  # else render's own
+    written = render(args.crate, out, log=lambda msg: None, **bound)
     print(f"wrote {len(written)} file(s) under {out}")
     if tex:  # from the claims just rendered: nothing is drawn twice
         _write_macros(out / "claims.json", tex)
@@ -121,7 +123,7 @@ def _cmd_macros(args) -> None:
     from .crate.open import open_crate
 
     # A crate is read, not rendered: its claims.json, checked against the crate's sha256.
-    check_replaceable(args.tex, fix="write the macros to a file of their own (claims.tex)")
+    check_replaceable(args.tex, fix=MACROS_FIX, kind="macros")
     with tempfile.TemporaryDirectory() as tmp:
         _write_macros(open_crate(args.claims, tmp).member("claims.json"), args.tex)
 
@@ -162,6 +164,11 @@ def _add_bundle_commands(sub) -> None:
         const=TEX_IN_OUT,
         help=f"also write the claims' TeX macros (as `macros`) to this file (alone: {TEX_IN_OUT})",
     )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        help="stop a render that takes longer (default 600: a crate may be crafted to be slow)",
+    )
     p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser(
@@ -185,11 +192,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _printable(text: str) -> str:
+    """``text`` with its control characters escaped (``\\x1b``): a message names files and
+    crate members that anyone may have named, and a terminal would obey their escape codes
+    (or a newline would break the one line)."""
+    return "".join(
+        f"\\x{ord(char):02x}" if ord(char) < 32 or 127 <= ord(char) < 160 else char for char in text
+    )
+
+
 def main(argv=None) -> int:
     try:  # before the parser, whose defaults read the environment
         check_environment()
     except ValueError as err:
-        print(f"whcore: error: {err}", file=sys.stderr)
+        print(f"whcore: error: {_printable(str(err))}", file=sys.stderr)
         return 2
     args = build_parser().parse_args(argv)
     # A job whose Snakemake is killed stops with it, whatever its kind: an orphan would write
@@ -201,7 +217,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (ValueError, OSError, RuntimeError) as err:
-        print(f"whcore {args.command}: error: {err}", file=sys.stderr)
+        print(f"whcore {args.command}: error: {_printable(str(err))}", file=sys.stderr)
         return 2
     return 0
 

@@ -203,3 +203,43 @@ def test_render_writes_beside_the_crate_and_its_tex_from_what_it_rendered(tmp_pa
         REPO / "docs/faithful/claims.tex"
     ).read_text()
     assert not list((tmp_path / "here").iterdir())
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [
+        ({"p_value": "0.01"}, "its p_value '0.01' is not a number"),
+        ({"id": 7}, "its id is not text"),
+        ({"verdict": None}, "its verdict None is none of holds"),
+        ({"effect": ["a"]}, "its effect is not text"),
+    ],
+)
+def test_a_claims_json_edited_by_hand_is_one_line(tmp_path, change, says):
+    """A text p-value, a numeric id, no verdict: one line naming the claim, not a traceback."""
+    from conftest import REPO
+
+    claims = json.loads((REPO / "docs" / "faithful" / "claims.json").read_text())
+    claims[1].update(change)
+    (tmp_path / "claims.json").write_text(json.dumps(claims))
+    with pytest.raises(ValueError, match=f"claims.json: claim 2 .*: {re.escape(says)}") as err:
+        write_macros(tmp_path / "claims.json", tmp_path / "claims.tex")
+    assert "\n" not in str(err.value) and not (tmp_path / "claims.tex").exists()
+
+
+def test_a_control_character_in_claim_text_is_a_space_in_tex():
+    assert tex_text("holds\r\n\tat\x0bn = 50\x7f") == "holds   at n = 50 "
+
+
+def test_macros_refuse_a_file_the_user_added_lines_to(tmp_path):
+    """Regenerating would drop the user's lines: the file is refused once edited, kept whole."""
+    from conftest import REPO
+
+    claims, tex = REPO / "docs" / "faithful" / "claims.json", tmp_path / "claims.tex"
+    write_macros(claims, tex)
+    assert "keep your own macros in a file of your own" in tex.read_text().splitlines()[3]
+    write_macros(claims, tex)  # its own file: rewritten
+    edited = tex.read_text() + "\\newcommand{\\myEffect}{0.3}\n"
+    tex.write_text(edited)
+    with pytest.raises(FileExistsError, match="claims.tex: an existing file that no whcore"):
+        write_macros(claims, tex)
+    assert tex.read_text() == edited

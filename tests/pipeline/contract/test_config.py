@@ -86,6 +86,8 @@ def assert_own_dataset_refused(entry: str, key: str, words: str) -> None:
         ("run_name", "'..'"),
         ("run_name", "'.'"),
         ("run_name", "a/b"),
+        # a name longer than a folder's name may be (255 bytes), with its crate's suffix
+        ("run_name", "r" * 256),
         # seeds beyond PyTorch's generator (an overflow deep inside a job before)
         ("spectrum.seeds", "[0, 1000000000000000000000000000000]"),
         ("real.seeds", "[4294967296]"),
@@ -111,6 +113,7 @@ def test_bad_value_is_refused_naming_the_key(key, value):
         ("synthetic.k", "92"),
         ("synthetic.val_factor", "0.025"),
         ("run_name", "tiny.v2"),
+        ("run_name", "r" * 100),
         ("real.seeds", "[4294967295]"),
     ],
 )
@@ -279,3 +282,28 @@ def test_the_schema_on_disk_is_generated_from_the_registries():
     assert defs["methods"]["propertyNames"]["enum"] == list(METHOD_INFO)
     assert defs["baselines"]["propertyNames"]["enum"] == list(BASELINES)
     assert defs["paper_dataset"]["enum"] == list(REGISTRY)
+
+
+def test_a_config_that_is_a_yte_template_is_refused_in_one_line(tmp_path):
+    """Snakemake runs a config file carrying __use_yte__ as a template (Python); the project's
+    own reader refuses it, so that no command of ours takes one."""
+    from whcore.pipeline.runtime.yaml_files import read_yaml
+
+    config = tmp_path / "shared.yaml"
+    config.write_text("__use_yte__: true\n" + TINY.read_text())
+    with pytest.raises(ConfigError, match="shared.yaml: carries __use_yte__, which makes") as err:
+        read_yaml(config, "config file", ConfigError)
+    assert "\n" not in str(err.value) and "Fix: write the values out" in str(err.value)
+
+
+def test_a_key_written_twice_is_refused_naming_both_lines(tmp_path):
+    """PyYAML keeps the second `epochs` silently; a config's value must never be dropped."""
+    from whcore.pipeline.runtime.yaml_files import read_yaml
+
+    config = tmp_path / "twice.yaml"
+    config.write_text("run_name: a\nspectrum:\n  draws: 2\n  draws: 3\n")
+    with pytest.raises(
+        ConfigError, match="twice.yaml, line 4, column 3: not valid YAML: dup"
+    ) as err:
+        read_yaml(config, "config file", ConfigError)
+    assert "duplicate key 'draws' (first at line 3" in str(err.value)

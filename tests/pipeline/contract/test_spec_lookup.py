@@ -208,3 +208,43 @@ def test_stale_remove_deletes_only_what_this_project_wrote(capsys, tmp_path, mon
     assert not list(records.glob("*.parquet")) and (records / "notes.txt").exists()
     assert all((root / name).read_text() == text for name, text in mine.items())
     assert (root / "tiny-before.crate.zip").exists()
+
+
+def _user_pdf(path: Path) -> None:
+    """A user's own figure whose bytes say "whcore" (its title), made by another program."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    fig.savefig(path, metadata={"Title": "whcore results, redrawn", "Creator": "my notebook"})
+    plt.close(fig)
+
+
+def test_stale_remove_never_touches_a_repository_or_a_users_figure(capsys, tmp_path, monkeypatch):
+    """Only files at the layout's paths that carry the project's mark as data are removed, and
+    only the folders that held them: a repository kept in the run folder after `git gc` (empty
+    refs folders) and one nested in it stay whole, and a user's figure titled "whcore" stays."""
+    monkeypatch.chdir(tmp_path)
+    records = _recorded_run(load_contract(str(TINY), SCHEMA))
+    root = Path(ROOT)
+    for repo in (root, root / "figures" / "drafts"):  # the run folder and a folder in it
+        for empty in ("refs/heads", "refs/tags", "objects/info"):
+            (repo / ".git" / empty).mkdir(parents=True)
+        (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "figures" / "drafts" / "fig1a_support_evolution.pdf").write_bytes(b"%PDF whcore")
+    (root / "tables" / "empty-by-the-user").mkdir(parents=True)
+    _user_pdf(root / "figures" / "fig9_mine.pdf")
+    assert b"whcore" in (root / "figures" / "fig9_mine.pdf").read_bytes()
+
+    code, out, err = spec_cli(capsys, TINY, "--stale")  # a dry run by default
+    assert code == 0 and sorted(out.split()) == sorted(map(str, records.glob("*.parquet")))
+    assert "a dry run: --remove removes them" in err
+    assert len(list(records.glob("*.parquet"))) == 30
+    code, out, err = spec_cli(capsys, TINY, "--stale", "--remove")
+    assert code == 0 and f"{records}/" in out.split()  # the removal lists what it removes
+    assert not records.exists() and (root / "figures" / "fig9_mine.pdf").is_file()
+    for repo in (root, root / "figures" / "drafts"):
+        assert all(
+            (repo / ".git" / e).is_dir() for e in ("refs/heads", "refs/tags", "objects/info")
+        )
+    assert (root / "figures" / "drafts" / "fig1a_support_evolution.pdf").is_file()
+    assert (root / "tables" / "empty-by-the-user").is_dir()

@@ -194,6 +194,39 @@ def test_a_link_in_out_that_leads_away_is_refused(crate, sandbox):
     assert not list((sandbox / "elsewhere").iterdir())
 
 
+# --- time: what a crate says costs bounded time to draw -------------------------------------------
+
+
+def test_a_long_string_in_a_spec_is_refused_before_drawing(crate, sandbox):
+    """A 15 MB run name took about 50 minutes to draw; any string longer than a name is refused
+    (here 100,000 characters, as a 15 MB one would be)."""
+    entry = one_figure(crate)
+    entry["spec"].setdefault("settings", {})["run_name"] = "x" * 100_000
+    bad = with_plan(crate, sandbox / "bad.zip", [entry])
+    refused(bad, sandbox, "a string of 100,000 characters .* more than the 1,000 a name or title")
+
+
+def test_tables_with_too_many_rows_or_columns_are_refused_before_drawing(
+    crate, sandbox, monkeypatch
+):
+    """Ten times the draws took minutes against seconds: a figure's tables are bounded in rows
+    (all its tables together) and columns (the bounds lowered below the tiny run's tables)."""
+    from whcore.pipeline.crate import render as module
+
+    bad = with_plan(crate, sandbox / "bad.zip", [one_figure(crate)])
+    monkeypatch.setattr(module, "MAX_ROWS", 2)
+    refused(bad, sandbox, "rows in all .* more than the 2 a figure's tables may hold")
+    monkeypatch.setattr(module, "MAX_ROWS", 10**9)
+    monkeypatch.setattr(module, "MAX_COLUMNS", 2)
+    refused(bad, sandbox, "columns, more than the 2 a figure's table may have")
+
+
+def test_a_render_longer_than_its_bound_stops_in_one_line(crate, sandbox):
+    with pytest.raises(CrateError, match="rendering took more than 0.01 s and was stopped") as err:
+        render(crate, sandbox / "out", log=lambda msg: None, seconds=0.01)
+    assert "\n" not in str(err.value) and "--max-seconds" in str(err.value)
+
+
 # --- integrity: the members are the run's -------------------------------------------------------
 
 

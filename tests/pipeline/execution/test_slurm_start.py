@@ -99,6 +99,17 @@ def test_no_character_of_the_folders_name_hides_its_jobs(tmp_path, fake_slurm, n
     assert (tmp_path / "cancelled").read_text() == "301\n"
 
 
+def test_a_job_from_a_folder_ending_in_a_bar_and_this_folder_is_not_this_folders(
+    tmp_path, fake_slurm
+):
+    here = tmp_path / "run"
+    here.mkdir()
+    fake_slurm([[job("401", "PENDING", f"/home/x|{here}"), job("402", "PENDING", here)]])
+    assert slurm.queued_jobs(here) == {"402": ("PENDING", "rule_train_wildcards_x=1")}
+    assert slurm.settle_orphaned_jobs(here, log=lambda line: None) == (["402"], [])
+    assert (tmp_path / "cancelled").read_text() == "402\n"
+
+
 def test_running_jobs_are_waited_for_never_cancelled(tmp_path, fake_slurm):
     here = tmp_path / "run"
     here.mkdir()

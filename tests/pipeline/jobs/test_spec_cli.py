@@ -228,7 +228,28 @@ def test_a_spec_by_hand_is_checked_like_a_configuration(target, tmp_path, params
     assert main(["train", "--spec", json.dumps(spec)]) == 2 and not out.exists()
 
 
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_spec_with_an_infinite_number_is_one_line(target, tmp_path, capsys, value):
+    """JSON's Infinity in a hand spec (`width: Infinity`) ended in an OverflowError traceback."""
+    out = tmp_path / "r"
+    spec = spec_for(target, **{"training.width": value}, outputs={"records": str(out)})
+    assert main(["train", "--spec", json.dumps(spec)]) == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert f"field training.width: {value} is not a finite number" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def test_spec_seeds_stay_in_the_generators_range(target):
     with pytest.raises(SpecError, match="field training.seeds.1"):
         validate_spec(spec_for(target, **{"training.seeds": [0, 10**30]}))
     validate_spec(spec_for(target, **{"training.seeds": [0, 2**32 - 1]}))
+
+
+def test_an_error_naming_a_file_prints_no_control_character(tmp_path, capsys):
+    """A file or crate member named with a terminal's escape codes is named escaped."""
+    crate = tmp_path / "\x1b[2J\x1b]0;owned\x07x.zip"
+    crate.write_text("not a zip")
+    assert main(["render", str(crate), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "\\x1b[2J\\x1b]0;owned\\x07x.zip: not a zip file" in err
+    assert not any(ord(char) < 32 for char in err.rstrip("\n"))

@@ -64,12 +64,28 @@ def test_die_with_watches_nothing_without_a_live_parent():
 
 def test_a_result_written_for_another_spec_meanwhile_is_never_replaced(tmp_path):
     path = tmp_path / "runs.parquet"
-    started = time.time()
+    before = guards.stamp(path)  # nothing there when the job started
     write_parquet(pd.DataFrame({"x": [1]}), path, {"spec": {"training": {"epochs": 50}}})
     with pytest.raises(RuntimeError, match="different spec"):
-        guards.refuse_superseded(path, {"training": {"epochs": 6001}}, started)
-    guards.refuse_superseded(path, {"training": {"epochs": 50}}, started)  # the same job: fine
-    guards.refuse_superseded(path, {"training": {"epochs": 6001}}, time.time() + 5)  # older
+        guards.refuse_superseded(path, {"training": {"epochs": 6001}}, before)
+    guards.refuse_superseded(path, {"training": {"epochs": 50}}, before)  # the same job: fine
+    unchanged = guards.stamp(path)  # there before the job started, unchanged since
+    guards.refuse_superseded(path, {"training": {"epochs": 6001}}, unchanged)
+
+
+def test_an_output_dated_in_the_future_does_not_stop_a_job_with_a_new_spec(tmp_path):
+    """A clock set wrong (or a copy) dates an output ahead: only a change since the job's start
+    tells another job's output."""
+    from whcore.pipeline.jobs.entacmaea_energy import EntacmaeaEnergySpec
+    from whcore.pipeline.jobs.writer import Outputs
+
+    path = tmp_path / "table.parquet"
+    write_parquet(pd.DataFrame({"a": [1]}), path, {"spec": {"top": 5}})
+    ahead = time.time() + 86_400
+    os.utime(path, (ahead, ahead))
+    spec = EntacmaeaEnergySpec.from_dict({"data": "d.parquet", "outputs": {"table": str(path)}})
+    Outputs(spec).table("table", pd.DataFrame({"a": [2]}))
+    assert pd.read_parquet(path)["a"].tolist() == [2]
 
 
 def test_unwritable_output_folder_is_named_before_any_work(tmp_path):
@@ -117,6 +133,22 @@ def test_a_disk_that_fills_while_writing_names_the_output(tmp_path, monkeypatch,
             with outputs.file(path) as tmp:
                 full(tmp)
     assert not path.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_hidden_behind_a_zlib_error_is_named(tmp_path):
+    """Matplotlib's PDF writer, on a full disk, raises zlib's error with the ENOSPC behind it."""
+    import zlib
+
+    path = tmp_path / "fig.pdf"
+    with pytest.raises(OSError, match=f"^{path}: the disk filled while writing it; free"):
+        with guards.naming_a_full_disk(path):
+            try:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            except OSError:
+                raise zlib.error("Error -2 while flushing: inconsistent stream state") from None
+    with pytest.raises(zlib.error):  # a zlib error of its own stays what it is
+        with guards.naming_a_full_disk(path):
+            raise zlib.error("Error -3 while decompressing")
 
 
 def test_provenance_names_the_code_libraries_device_host_and_time():
@@ -167,3 +199,80 @@ def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
     assert not any(owned(path) for path in users.iterdir())
     with pytest.raises(FileExistsError, match=r"claims.md: an existing file .* Fix: move it"):
         guards.check_replaceable(users / "claims.md", fix="move it")
+
+
+# --- a writer replaces only the same kind of output ---------------------------------------------
+
+FAITHFUL = Path(__file__).resolve().parents[3] / "docs" / "faithful"
+
+
+def binarized(path: Path, dataset: str) -> Path:
+    """A binarized table of ``dataset`` at ``path`` (its metadata as `whcore binarize` writes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame({"x0": [0, 1, 0, 1], "y": [0.1, 0.2, 0.3, 0.4]})
+    write_parquet(frame, path, {"dataset": dataset, "source_sha256": "0" * 64})
+    return path
+
+
+def test_a_writer_keeps_the_projects_output_of_another_kind(tmp_path, monkeypatch, capsys):
+    """The typos of a careless user: `macros X.json X.json`, `bundle --out <a table>`, a
+    training job whose records are a binarized table, `binarize gb1 --out <entacmaea's>`."""
+    from test_spec_cli import spec_for
+
+    from whcore.pipeline.cli import main
+    from whcore.pipeline.crate.bundle import bundle
+    from whcore.pipeline.jobs.train import TrainSpec
+    from whcore.pipeline.jobs.writer import Outputs
+
+    monkeypatch.chdir(tmp_path)
+    claims = tmp_path / "results" / "tiny" / "claims.json"
+    claims.parent.mkdir(parents=True)
+    shutil.copy(FAITHFUL / "claims.json", claims)
+    table = tmp_path / "results" / "tiny" / "tables" / "t.parquet"
+    table.parent.mkdir()
+    write_parquet(pd.DataFrame({"x": [1]}), table, {"spec": {}})
+    data = binarized(tmp_path / "resources" / "data" / "entacmaea.parquet", "entacmaea")
+    before = {path: path.read_bytes() for path in (claims, table, data)}
+
+    assert main(["macros", str(claims), str(claims)]) == 2
+    assert "holds another kind of whcore output (claims, not macros)" in capsys.readouterr().err
+    with pytest.raises(FileExistsError, match="another kind of whcore output .table, not crate"):
+        bundle(tmp_path / "results" / "tiny", out=table)
+    spec = TrainSpec.from_dict(spec_for(tmp_path / "g.json", outputs={"records": str(data)}))
+    with pytest.raises(FileExistsError, match="data:entacmaea, not records"):
+        Outputs(spec)
+    raw = tmp_path / "gb1.csv"
+    raw.write_text("not read")
+    assert main(["binarize", "gb1", "--raw", str(raw), "--out", str(data), "--no-verify"]) == 2
+    assert "(data:entacmaea, not data:gb1)" in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in before} == before
+
+
+def test_a_failing_binarization_deletes_only_its_own_datasets_table(tmp_path):
+    from whcore.data import datasets
+    from whcore.pipeline.jobs.user_data import UserDataSpec
+
+    other = binarized(tmp_path / "gb1.parquet", "entacmaea")
+    with pytest.raises(FileNotFoundError):
+        datasets.binarize("gb1", tmp_path / "missing.csv", other)
+    mine = binarized(tmp_path / "mine.parquet", "gb1")  # a user's table under the output's name
+    source = {"format": "binary", "file": str(tmp_path / "missing.csv")}
+    spec = {"dataset": "mine", "raw": source["file"], "source": source}
+    with pytest.raises(Exception):  # noqa: B017 (any failure of the binarization)
+        UserDataSpec(**spec, outputs={"data": str(mine)}).run(None, None)
+    assert other.is_file() and mine.is_file()
+    with pytest.raises(FileNotFoundError):  # its own dataset's older table goes
+        datasets.binarize("gb1", tmp_path / "missing.csv", binarized(tmp_path / "g.parquet", "gb1"))
+    assert not (tmp_path / "g.parquet").exists()
+
+
+def test_a_binarized_table_is_read_only_as_the_dataset_it_names(tmp_path):
+    from whcore.data.loading import read_table
+
+    swapped = binarized(tmp_path / "entacmaea.parquet", "gb1")
+    with pytest.raises(
+        ValueError, match="entacmaea.parquet: a binarized table of dataset gb1, not"
+    ):
+        read_table(str(swapped))
+    x, y = read_table(str(binarized(tmp_path / "gb1.parquet", "gb1")))
+    assert x.shape == (4, 1) and len(y) == 4

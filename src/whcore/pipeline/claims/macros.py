@@ -81,8 +81,13 @@ TEX = {
 
 
 def tex_text(text: str) -> str:
-    """``text`` as TeX typesets it literally."""
-    return "".join(TEX.get(char, char) for char in text)
+    """``text`` as TeX typesets it literally; a control character (a carriage return, a tab)
+    is a space, since TeX would take it raw."""
+    return "".join(TEX.get(char, " " if _control(char) else char) for char in text)
+
+
+def _control(char: str) -> bool:
+    return ord(char) < 32 or ord(char) == 127
 
 
 def _camel(words: list[str]) -> str:
@@ -151,7 +156,29 @@ def _read_claims(path: Path) -> list[dict]:
             f"{path}: not a list of the paper's claims (each with an id and a verdict); a run of "
             "your own data reports a comparison, which has no claim macros"
         )
+    for index, claim in enumerate(claims):
+        if problem := _claim_problem(claim):
+            raise ValueError(
+                f"{path}: claim {index + 1} ({str(claim['id'])[:60]!r}): {problem}; give a run's "
+                "claims.json as `whcore claims` wrote it"
+            )
     return claims
+
+
+def _claim_problem(claim: dict) -> str | None:
+    """What makes ``claim`` no claim of a claims.json (None: nothing)."""
+    if not isinstance(claim["id"], str):
+        return "its id is not text"
+    if claim.get("verdict") not in VERDICTS:
+        return f"its verdict {claim.get('verdict')!r:.40} is none of {', '.join(VERDICTS)}"
+    for key in P_VALUES.values():
+        value = claim.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            return f"its {key} {value!r:.40} is not a number"
+    for key in TEXT_FIELDS.values():
+        if not isinstance(claim.get(key) or "", str):
+            return f"its {key} is not text"
+    return None
 
 
 def write_macros(claims_json: str | Path, tex: str | Path) -> Path:
@@ -159,12 +186,16 @@ def write_macros(claims_json: str | Path, tex: str | Path) -> Path:
     replace only a macros file of this project (``check_replaceable``): never a manuscript."""
     claims_json, tex = Path(claims_json), Path(tex)
     check_replaceable(
-        tex, fix="write the macros to a file of their own (claims.tex) and \\input it"
+        tex,
+        fix="write the macros to a file of their own (claims.tex) and \\input it",
+        kind="macros",
     )
     macros = claims_macros(_read_claims(claims_json))
     lines = [
         f"% The claims of {claims_json.name} as TeX macros {MACROS_MARK}: \\claim<Id><Field>,",
         "% each value as the claims report states it; \\claimsTotal and the verdict counts.",
+        "% Generated: `whcore macros` rewrites this file, and refuses it once lines are added;",
+        "% keep your own macros in a file of your own.",
         *(f"\\newcommand{{\\{name}}}{{{value}}}" for name, value in macros.items()),
     ]
     with atomic_path(tex) as tmp:

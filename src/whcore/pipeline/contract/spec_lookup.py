@@ -60,15 +60,46 @@ def _command_line(args, subcommand: str, inputs: dict[str, list[str]]) -> str:
     return " ".join(words)
 
 
+def _repository(folder: str, names: list[str]) -> bool:
+    """Whether ``folder`` is a repository's metadata or a repository's work tree (``.git``)."""
+    return os.path.basename(folder) == ".git" or ".git" in names
+
+
+def _run_files(root: str):
+    """The files under ``root`` as (path, whether a remover may judge it): a repository's
+    files (a ``.git`` folder, and everything in a repository nested in the run folder) are
+    never entered, so never judged; a repository's files are listed as one entry, its folder."""
+    for folder, dirs, files in os.walk(root):
+        if folder != root and _repository(folder, dirs + files):
+            dirs.clear()
+            yield os.path.normpath(folder), False
+            continue
+        if ".git" in dirs:
+            dirs.remove(".git")
+            yield os.path.normpath(os.path.join(folder, ".git")), False
+        for name in files:
+            yield os.path.normpath(os.path.join(folder, name)), True
+
+
+def _stale(layout, path: str) -> bool:
+    """Whether ``path`` is the project's to remove: at one of the layout's paths and carrying
+    the mark of the kind of output written there (a Snakemake timestamp in a records folder)."""
+    from ..runtime.guards import SNAKEMAKE_TIMESTAMP, kind_of
+
+    if os.path.islink(path) or not layout.writes(path):  # a link is no writer's output
+        return False
+    return os.path.basename(path) == SNAKEMAKE_TIMESTAMP or kind_of(Path(path)) is not None
+
+
 def stale_outputs(contract) -> tuple[list[str], list[str]]:
     """The files under the run's folder (results/<run>/) that no job of the config writes, as
     (stale, foreign). Stale: those a job of this project wrote there (its path is one of the
-    layout's and it carries the project's mark): what an earlier configuration of the same run
-    name left (its records for methods this one no longer has, say). Foreign: all others (a
-    user's notes, a ``.git/``, a crate saved under another name), never to be removed. No table
-    reads either: an aggregation reads the contract's inputs. The run's record, its crate
-    (``whcore bundle``) and its reports (``snakemake --report``) are the run's own."""
-    from ..runtime.guards import SNAKEMAKE_TIMESTAMP, owned
+    layout's and it carries the project's mark as data): what an earlier configuration of the
+    same run name left (its records for methods this one no longer has, say). Foreign: all
+    others (a user's notes, a crate saved under another name), never to be removed; a
+    repository (``.git``, or one nested in the run folder) is one foreign entry, never entered.
+    No table reads either: an aggregation reads the contract's inputs. The run's record, its
+    crate (``whcore bundle``) and its reports (``snakemake --report``) are the run's own."""
     from ..runtime.runrecord import RECORD
 
     outputs = contract.all_outputs()
@@ -76,13 +107,10 @@ def stale_outputs(contract) -> tuple[list[str], list[str]]:
     layout = contract.layout
     own = {os.path.join(layout.root, RECORD), layout.crate, *layout.reports}
     stale, foreign = [], []
-    for folder, _, files in os.walk(layout.root):
-        for name in files:
-            path = os.path.normpath(os.path.join(folder, name))
-            if path in outputs or os.path.dirname(path) in folders or path in own:
-                continue
-            ours = name == SNAKEMAKE_TIMESTAMP or owned(Path(path))
-            (stale if ours and layout.writes(path) else foreign).append(path)
+    for path, judged in _run_files(layout.root):
+        if path in outputs or os.path.dirname(path) in folders or path in own:
+            continue
+        (stale if judged and _stale(layout, path) else foreign).append(path)
     return sorted(stale), sorted(foreign)
 
 
@@ -111,13 +139,23 @@ def _check_made_by(contract, config: str) -> None:
         )
 
 
-def _remove(paths: list[str], root: str) -> None:
-    """Delete ``paths``, then the folders under ``root`` they leave empty."""
+def _remove(paths: list[str], root: str) -> list[str]:
+    """Delete ``paths``, then the folders under ``root`` that held them and are left empty,
+    deepest first; returns those folders. No other folder is touched: an empty folder that
+    held none of them (a user's, or a repository's ``refs/heads``) is not this remover's."""
+    emptied = set()
     for path in paths:
         Path(path).unlink(missing_ok=True)
-    for folder, _, _ in sorted(os.walk(root), key=lambda entry: -len(entry[0])):
-        if folder != root and not os.listdir(folder):
+        folder = os.path.dirname(path)
+        while folder != root and Path(root) in Path(folder).parents:
+            emptied.add(folder)
+            folder = os.path.dirname(folder)
+    removed = []
+    for folder in sorted(emptied, key=lambda f: -f.count("/")):
+        if not os.listdir(folder):
             os.rmdir(folder)
+            removed.append(folder)
+    return removed
 
 
 def _report_stale(contract, config: str, remove: bool) -> None:
@@ -129,8 +167,13 @@ def _report_stale(contract, config: str, remove: bool) -> None:
         print(path)
     root = contract.layout.root
     if remove:
-        _remove(stale, root)
-    verb = "removed" if remove else "written by no job of this config"
+        for folder in _remove(stale, root):
+            print(f"{folder}/")
+    verb = (
+        "removed"
+        if remove
+        else "written by no job of this config (a dry run: --remove removes them)"
+    )
     kept = ""
     if foreign:
         shown = ", ".join(foreign[:_MAX_KEPT]) + (", ..." if len(foreign) > _MAX_KEPT else "")

@@ -142,7 +142,9 @@ def bundle(
     may replace only a crate of this project (``check_replaceable``)."""
     root = Path(root).resolve()
     destination = Path(out).resolve() if out else crate_path(root)
-    check_replaceable(destination, fix="name a new path ending in .crate.zip with --out")
+    check_replaceable(
+        destination, fix="name a new path ending in .crate.zip with --out", kind="crate"
+    )
     contract, config_path = _load(root, configfile, str(schema))
     _check_finished(root, contract)
     with tempfile.TemporaryDirectory() as scratch:  # files made for the crate, until it is written

@@ -9,13 +9,20 @@ must be a checked member of the crate, and each file it writes must be one of th
 outputs that the crate holds, written at the same place under ``out``: nothing outside ``out``
 is opened or written, and no network, data or GPU is touched. Neither the raw data, nor the run
 records, nor Snakemake are needed.
+
+Drawing takes time in what the crate says, so that is bounded too: every string of a job's spec
+(a run name, a title) and the number of its values, the rows and columns of the tables a job
+reads (refused before anything is drawn), and the whole render's time (``seconds``).
 """
 
 from __future__ import annotations
 
 import re
+import signal
 import tempfile
+import threading
 from argparse import Namespace
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..jobs.claims import ClaimsSpec
@@ -29,11 +36,22 @@ from ..runtime.runrecord import RECORD
 from .bundle import JOBS
 from .open import CrateError, OpenedCrate, open_crate, safe_member
 
-__all__ = ["RENDERERS", "CrateError", "render", "rendered_folder"]
+__all__ = ["MAX_SECONDS", "RENDERERS", "CrateError", "render", "rendered_folder"]
 
 # The kinds of job that `render` redraws, each by its spec's own run function.
 RENDERERS = {spec.KIND: spec for spec in (FigureSpec, EpistasisFigureSpec, ClaimsSpec)}
 _RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+# Bounds on what drawing a crate costs. Text is drawn at about 0.2 ms per character, so a spec's
+# string is a name or a short title (the longest the workflow writes: a figure's path, under
+# 200 characters); a figure's tables hold at most MAX_ROWS rows in all (the paper's largest
+# figure table, the spectrum's selected epochs, has about 1.5 million: 5 draws x 5 data seeds x
+# 5 seeds x 4 train sizes x 6 methods x 500 epochs) and MAX_COLUMNS columns each.
+MAX_TEXT = 1_000
+MAX_VALUES = 10_000
+MAX_ROWS = 2_000_000
+MAX_COLUMNS = 500
+MAX_SECONDS = 600  # the whole render (--max-seconds); the tiny run's crate takes under a minute
 
 
 def rendered_folder(crate: str | Path) -> Path:
@@ -45,12 +63,15 @@ def rendered_folder(crate: str | Path) -> Path:
     return crate.with_name(f"{run}-rendered")
 
 
-def render(crate: str | Path, out: str | Path, log=print) -> list[Path]:
+def render(
+    crate: str | Path, out: str | Path, log=print, seconds: float = MAX_SECONDS
+) -> list[Path]:
     """Rebuild every figure and the claims report of ``crate`` under ``out`` (claims.md,
     claims.json, provenance.tsv and figures/ as in the run folder); returns what it wrote.
-    Raises ``CrateError`` (one line) for a crate it cannot render, before writing anything."""
+    Raises ``CrateError`` (one line) for a crate it cannot render, before writing anything, or
+    when rendering takes more than ``seconds`` (the files drawn by then stay, each whole)."""
     out = Path(out).resolve()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, _time_bound(seconds, crate):
         opened = open_crate(crate, tmp)
         jobs = _planned(opened, out)
         written = []
@@ -58,6 +79,36 @@ def render(crate: str | Path, out: str | Path, log=print) -> list[Path]:
             written += _draw(opened.name, job_id, spec, tables)
             log(f"rendered {job_id}")
     return written
+
+
+class _TooLong(BaseException):
+    """Raised by the alarm; a BaseException, so that no ``except Exception`` of a drawing
+    function swallows it."""
+
+
+@contextmanager
+def _time_bound(seconds: float, crate):
+    """Stop the body with a one-line ``CrateError`` after ``seconds`` (in the main thread,
+    where an alarm can be set; elsewhere unbounded)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def alarm(signum, frame):
+        raise _TooLong
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _TooLong:
+        raise CrateError(
+            f"{crate}: rendering took more than {seconds:g} s and was stopped (figures drawn "
+            "by then are kept). Fix: for a crate you trust, raise the bound with --max-seconds"
+        ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _planned(opened: OpenedCrate, out: Path) -> list[tuple[str, object, list[str]]]:
@@ -108,6 +159,7 @@ def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where:
     spec = entry.get("spec")
     if not isinstance(spec, dict) or not isinstance(spec.get("outputs"), dict):
         raise CrateError(f"{where}: no spec with outputs")
+    _check_text(spec, where)
     moved = {
         role: str(out / _member(path, prefix, where)) for role, path in spec["outputs"].items()
     }
@@ -124,6 +176,55 @@ def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where:
     return checked
 
 
+def _strings(value):
+    """Every string of a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _check_text(spec: dict, where: str) -> None:
+    """Refuse a spec with a string longer than ``MAX_TEXT`` or more than ``MAX_VALUES``
+    strings: drawing text costs time in its length."""
+    for count, text in enumerate(_strings(spec), start=1):
+        if len(text) > MAX_TEXT:
+            raise CrateError(
+                f"{where}: its spec holds a string of {len(text):,} characters "
+                f"({text[:40]!r}...), more than the {MAX_TEXT:,} a name or title may have"
+            )
+        if count > MAX_VALUES:
+            raise CrateError(f"{where}: its spec holds more than {MAX_VALUES:,} strings")
+
+
+def _check_size(table: Path, member: str, where: str, rows: int) -> int:
+    """The rows of ``table`` added to ``rows``; refused past ``MAX_ROWS`` in all or with more
+    than ``MAX_COLUMNS`` columns (read from the Parquet footer: nothing is loaded)."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_metadata(table)
+    except Exception:  # not Parquet: the drawing says so in one line, as for a broken table
+        return rows
+    if meta.num_columns > MAX_COLUMNS:
+        raise CrateError(
+            f"{where}: reads {member}, of {meta.num_columns:,} columns, more than the "
+            f"{MAX_COLUMNS:,} a figure's table may have"
+        )
+    rows += meta.num_rows
+    if rows > MAX_ROWS:
+        raise CrateError(
+            f"{where}: reads {rows:,} rows in all (up to {member}), more than the "
+            f"{MAX_ROWS:,} a figure's tables may hold"
+        )
+    return rows
+
+
 def _tables(entry: dict, prefix: str, opened: OpenedCrate, where: str) -> list[str]:
     """The unpacked tables a job reads: its ``--tables``, each a checked Parquet member."""
     options = entry.get("command_inputs")
@@ -132,11 +233,12 @@ def _tables(entry: dict, prefix: str, opened: OpenedCrate, where: str) -> list[s
     paths = options["--tables"]
     if not isinstance(paths, list) or not paths:
         raise CrateError(f"{where}: --tables names no table")
-    tables = []
+    tables, rows = [], 0
     for path in paths:
         member = _member(path, prefix, where)
         if not member.endswith(".parquet") or member not in opened.files:
             raise CrateError(f"{where}: reads {member}, which is not a table of the crate")
+        rows = _check_size(opened.files[member], member, where, rows)
         tables.append(str(opened.files[member]))
     return tables
 

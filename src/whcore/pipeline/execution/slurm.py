@@ -29,9 +29,10 @@ exactly: the plugin submits from Snakemake's working directory as ``getcwd`` giv
 path that ``queued_jobs`` compares with. Another workflow's jobs, or the user's own, from the
 same folder are never touched; a run without the marker is refused at start
 (``check_job_marker``), since it could not tell its orphans. squeue lists each job as
-``id|state|name|comment|folder``: a job is taken when its line starts with an id, a state and a
-marked name and it ends in exactly this folder, so that no character of a folder's name (``|``,
-a newline) can hide one.
+``id|state|name|comment|folder``: a job is taken when its line is an id, a state, a marked name
+and a comment (none holds a ``|``), then exactly this folder, so that no character of a
+folder's name (``|``, a newline) can hide one, and a job from ``<anything>|<this folder>`` is
+not taken for one.
 """
 
 from __future__ import annotations
@@ -126,9 +127,12 @@ def queued_jobs(workdir: str | Path = ".") -> dict[str, tuple[str, str]]:
         "tell whether a killed Snakemake left SLURM jobs here",
     )
     # A folder's name may hold "|" or a newline: it ends the record and is matched as written,
-    # never split; the id, the state and a marked name before it can hold neither.
+    # never split; the id, the state, a marked name and the plugin's comment before it
+    # (rule_<rule>_wildcards_<values>, the values constrained) hold neither, so a job from
+    # "<anything>|<this folder>" is not this folder's.
     folder = re.escape(str(Path(workdir).resolve()))
-    record = re.compile(rf"^(\d+)\|([A-Z_]+)\|{MARKED_NAME}\|(.*)\|{folder}$", re.MULTILINE)
+    fields = rf"^(\d+)\|([A-Z_]+)\|{MARKED_NAME}\|([^|\n]*)\|{folder}$"
+    record = re.compile(fields, re.MULTILINE)
     return {job: (state, comment) for job, state, comment in record.findall(listing.stdout)}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import types
 import typing
@@ -20,6 +21,7 @@ from typing import ClassVar
 
 from ...data.folds import FOLDS, SCHEMES
 from ..runtime.canonical import canonical, canonical_json
+from ..runtime.guards import RECORDS
 from ..runtime.yaml_files import read_yaml
 
 __all__ = [
@@ -128,6 +130,8 @@ class Fields:
             item, hint = value[name], hints[name]
             if not _matches(item, hint):
                 raise SpecError(f"{source}: field {key}: {item!r:.60} is not {_describe(hint)}")
+            if isinstance(item, float) and not math.isfinite(item):  # JSON's Infinity, NaN
+                raise SpecError(f"{source}: field {key}: {item} is not a finite number")
             nested = _nested(hint)
             if nested is not None and isinstance(item, dict):
                 item = nested.from_dict(item, source, f"{key}.")
@@ -270,6 +274,11 @@ class JobSpec(Fields):
             stems = [stem.removesuffix(".pdf").removesuffix(".png") for stem in outputs]
             return [f"{stem}{suffix}" for stem in stems for suffix in (".pdf", ".png")]
         return list(outputs)
+
+    def output_kind(self) -> str | None:
+        """The kind of output it writes (``runtime.guards.kind_of``): records folders where its
+        outputs are folders, else the kind each output's suffix says (None)."""
+        return RECORDS if self.FOLDERS else None
 
     def replaceable(self) -> list[str]:
         """The existing paths the job may replace (checked before it starts): what it writes."""

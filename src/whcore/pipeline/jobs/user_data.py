@@ -24,16 +24,18 @@ class UserDataSpec(JobSpec):
     def inputs(self) -> tuple[str, ...]:
         return (self.raw,)
 
-    def run(self, args, outputs) -> None:
-        from pathlib import Path
+    def output_kind(self) -> str:
+        return f"data:{self.dataset}"
 
+    def run(self, args, outputs) -> None:
         from ...data.custom import binarized
+        from ...data.loading import discard_failed
 
         out = self.outputs["data"]
         try:
             parsed, meta = binarized(self.dataset, self.raw, self.source)
         except BaseException:
-            Path(out).unlink(missing_ok=True)  # never a stale table under the name of a new one
+            discard_failed(out, self.dataset)  # never a stale table under the name of a new one
             raise
         outputs.table("data", parsed.frame, **meta)
         print(f"wrote {out}: {parsed.summary()}")

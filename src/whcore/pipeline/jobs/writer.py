@@ -4,7 +4,7 @@ this one ran (``whcore.pipeline.runtime.guards``)."""
 
 from __future__ import annotations
 
-import time
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from ..runtime.guards import (
     check_writable,
     naming_a_full_disk,
     refuse_superseded,
+    stamp,
 )
 
 __all__ = ["Outputs"]
@@ -31,13 +32,15 @@ class Outputs:
     def __init__(self, spec):
         self.spec = spec.to_dict()  # recorded in every Parquet output's metadata
         self.paths = spec.outputs
-        self.started = time.time()
-        check_replaceable(*spec.replaceable(), fix=FIX)
+        check_replaceable(*spec.replaceable(), fix=FIX, kind=spec.output_kind())
         check_apart(spec.written(), spec.inputs())
         check_writable(*self.paths.values())
+        # what each output was when the job started: one that changes meanwhile is another job's
+        self.before = {os.path.normpath(path): stamp(path) for path in spec.written()}
 
     def _guard(self, path) -> None:
-        refuse_superseded(path, self.spec, self.started)
+        key = os.path.normpath(path)
+        refuse_superseded(path, self.spec, self.before[key] if key in self.before else stamp(path))
 
     @contextmanager
     def file(self, path: str | Path):

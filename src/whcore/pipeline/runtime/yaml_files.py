@@ -1,5 +1,6 @@
-"""YAML files from others (configs, hand specs) read within bounds: one line for a syntax error,
-and a document whose aliases would expand it beyond ``MAX_EXPANDED_VALUES`` refused.
+"""YAML files from others (configs, hand specs) read within bounds: one line for a syntax error
+or a key written twice, and a document whose aliases would expand it beyond
+``MAX_EXPANDED_VALUES`` refused.
 """
 
 from __future__ import annotations
@@ -46,6 +47,24 @@ class _BoundedLoader(yaml.SafeLoader):
             _expanded_size(node, "", {}, set())
         return super().construct_document(node)
 
+    def construct_mapping(self, node, deep=False):
+        """A key written twice is refused (PyYAML keeps the last one silently: a value the
+        user wrote would be dropped without a word)."""
+        if isinstance(node, yaml.MappingNode):
+            first = {}
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != "tag:yaml.org,2002:merge":
+                    if key.value in first:
+                        raise yaml.constructor.ConstructorError(
+                            None,
+                            None,
+                            f"duplicate key {key.value!r} (first at line {first[key.value] + 1}; "
+                            "only one of them would be read: keep one)",
+                            key.start_mark,
+                        )
+                    first[key.value] = key.start_mark.line
+        return super().construct_mapping(node, deep)
+
 
 def _children(node, key: str):
     """(key, child) of a composed node: ``a.b`` under a mapping, ``a[0]`` in a sequence."""
@@ -83,13 +102,29 @@ def _refuse(key: str, node, why: str):
     )
 
 
+# The key that makes Snakemake read a config file as a YTE template: Python run as it loads it.
+YTE_KEY = "__use_yte__"
+
+
+def _refuse_template(path, document, what: str, error: type[Exception]):
+    """``document``, unless it is a mapping carrying ``YTE_KEY``: then ``error`` in one line."""
+    if isinstance(document, dict) and YTE_KEY in document:
+        raise error(
+            f"{path}: carries {YTE_KEY}, which makes the {what} a template whose expressions "
+            "Snakemake runs as Python code when it reads it; this project takes none. Fix: write "
+            f"the values out and remove {YTE_KEY} (and never pass a file you do not trust)"
+        )
+    return document
+
+
 def read_yaml(path, what: str = "file", error: type[Exception] = ValueError):
     """The YAML (or JSON) document in ``path``; an unreadable file, a syntax error, aliases
-    that expand it beyond ``MAX_EXPANDED_VALUES`` or nesting deeper than Python's recursion
-    limit raise ``error`` in one line naming the file (and the line)."""
+    that expand it beyond ``MAX_EXPANDED_VALUES``, nesting deeper than Python's recursion
+    limit or a YTE template (``YTE_KEY``) raise ``error`` in one line naming the file (and the
+    line)."""
     try:
         with open(path, encoding="utf-8") as f:
-            return yaml.load(f, Loader=_BoundedLoader)
+            return _refuse_template(path, yaml.load(f, Loader=_BoundedLoader), what, error)
     except OSError as err:
         raise error(f"{path}: cannot read the {what} ({err.strerror})") from None
     except yaml.YAMLError as err:
