@@ -34,8 +34,11 @@ bb68524: ``proteingym/merge_supervised.py``, ``performance_DMS_supervised_benchm
 - Ridge (``ridge``): the field's linear default, on the same encoding and scale, its penalty
   chosen per training set by efficient leave-one-out over ``RIDGE_ALPHAS``.
 - The project's networks (``standard``, ``hashwh``): trained by the library's loop
-  (``whcore.core.training.train_grid``) on the same encoding less the columns constant over
-  the table (a network's size grows with its inputs), on the same scale. A refit has no
+  (``whcore.core.training.train_grid``) on the features every binarization of this project
+  gives them (``whcore.data.formats.sequence_features``: at every mutated position, "position
+  p is mutated" in place of the wild-type residue's column, which is 1 in almost every row,
+  and one column per substitution; every feature 0 in the wild type; ``INPUTS``), on the same
+  scale. A refit has no
   validation rows to stop on, so its settings are chosen first: a seeded 20% of the four
   training folds validates (``whcore.data.folds.validation_split``, the whole-table protocol's
   split), the grid (``NETWORK_GRIDS``) trains on the other 80% with early stopping
@@ -57,11 +60,13 @@ import pandas as pd
 from ...core.arrays import Data
 from ...core.settings import TrainConfig
 from ...data.folds import FOLDS, compute_folds, keep_singles, validation_split
+from ...data.formats import sequence_features
 from .grids import training_groups
 from .proteingym import fold_scores, spearman, summarize_folds
 
 __all__ = [
     "AMINO_ACIDS",
+    "INPUTS",
     "METHODS",
     "NETWORK_GRIDS",
     "NETWORK_TRAINING",
@@ -270,6 +275,22 @@ METHODS = {
     "standard": partial(fit_network, "standard"),
     "hashwh": partial(fit_network, "hashwh"),
 }
+# What a method reads: "sequence", the full-sequence one-hot (``onehot_sequences``: One-Hot as
+# ProteinNPT encodes it; ridge, which is the same on either), or "mutations", the features the
+# project's binarizations give the networks (``sequence_features``: 0 in the wild type).
+INPUTS = {"standard": "mutations", "hashwh": "mutations"}
+
+
+def _inputs(rows: pd.DataFrame, methods) -> dict[str, np.ndarray]:
+    """Each method's encoding of the rows (``INPUTS``; "sequence" where it names none)."""
+    kinds = {INPUTS.get(m, "sequence") for m in methods}
+    encoded = {}
+    if "sequence" in kinds:
+        encoded["sequence"] = onehot_sequences(rows["mutated_sequence"])
+    if "mutations" in kinds:
+        features = sequence_features(rows["mutant"], rows["mutated_sequence"])
+        encoded["mutations"] = features.to_numpy(dtype=np.float64)
+    return {m: encoded[INPUTS.get(m, "sequence")] for m in methods}
 
 
 def leaderboard_folds(table: pd.DataFrame, scheme: str, seed: int = 0) -> pd.DataFrame:
@@ -295,7 +316,7 @@ def out_of_fold(table: pd.DataFrame, scheme: str, methods, seed: int = 0) -> pd.
     folds, targets standardized with their mean and standard deviation) and its normalized
     target, with its fold; ``attrs`` holds the counts of rows."""
     rows = leaderboard_folds(table, scheme, seed)
-    x = onehot_sequences(rows["mutated_sequence"])
+    inputs = _inputs(rows, methods)
     y = rows["DMS_score"].to_numpy(dtype=float)
     out = rows[["mutant", "fold"]].assign(normalized_target=np.nan)
     for method in methods:
@@ -306,7 +327,7 @@ def out_of_fold(table: pd.DataFrame, scheme: str, methods, seed: int = 0) -> pd.
         out.loc[test, "normalized_target"] = (y[test] - mean) / (std + 1e-10)
         y_train = (y[~test] - mean) / (std + 1e-10)
         for offset, method in enumerate(methods):
-            fit = METHODS[method]
+            fit, x = METHODS[method], inputs[method]
             out.loc[test, method] = fit(x[~test], y_train, x[test], seed + 1000 * fold + offset)
     out.attrs = {
         "rows": len(table),
