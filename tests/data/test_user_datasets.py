@@ -305,6 +305,8 @@ def test_a_config_with_only_a_user_dataset_plans_its_jobs():
     assert data.inputs == ("a.csv",) and data.spec.source["target_column"] == "DMS_score"
     (claims,) = [job for job in contract.jobs.values() if job.kind == "claims"]
     assert claims.spec.settings["report"] == "own_data"  # the comparison, not the paper's claims
+    (figure,) = contract.jobs_of("epistasis_figure")  # labelled with its run, as every figure
+    assert figure.spec.run_name == config["run_name"]
 
 
 def test_above_twenty_sites_the_spectrum_comes_from_spright():

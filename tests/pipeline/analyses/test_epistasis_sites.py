@@ -144,21 +144,19 @@ def test_mutated_sites_keep_their_terms():
     assert len(sets) == 2**n - 1
 
 
-def _figure_tables(tmp_path):
+def _figure_tables(tmp_path, hashwh_scale: float = 0.5):
     names, bits, coefs = spectrum_of(tmp_path)
     sites = SiteMap(names)
     identity = {"dataset": "mine", "spectrum": "exact", "basis": sites.basis}
+    scales = (("standard", 1.0), ("hashwh", hashwh_scale))
     energy = pd.concat(
         [
             energy_by_degree(bits, s * coefs, len(names), sites).assign(method=m, **identity)
-            for m, s in (("standard", 1.0), ("hashwh", 0.5))
+            for m, s in scales
         ]
     )
     site_sets = pd.concat(
-        [
-            energy_by_site_set(bits, s * coefs, sites).assign(method=m, **identity)
-            for m, s in (("standard", 1.0), ("hashwh", 0.5))
-        ]
+        [energy_by_site_set(bits, s * coefs, sites).assign(method=m, **identity) for m, s in scales]
     )
     return {"epistasis_energy_mine": energy, "epistasis_sites_mine": site_sets}
 
@@ -182,3 +180,33 @@ def test_the_figure_states_the_basis_and_its_legend_covers_no_bar(tmp_path):
     np.testing.assert_array_equal(np.nan_to_num(matrix), np.nan_to_num(matrix.T))
     two, four = sites.index("2"), sites.index("4")
     assert np.nanargmax(matrix) in (two * len(sites) + four, four * len(sites) + two)
+
+
+def _texts(fig) -> str:
+    fig.canvas.draw()
+    texts = [t.get_text() for t in fig.texts] + [t.get_text() for t in fig.legends[0].get_texts()]
+    return "\n".join(texts + [t.get_text() for ax in fig.axes for t in ax.texts])
+
+
+def test_the_figure_shows_each_networks_energy_and_says_when_it_is_almost_none(tmp_path):
+    """Shares alone draw a network of almost no energy as full as one of much: the total
+    energy is shown for both, and the panel of the one with 0.16% of the other's says so."""
+    from whcore.pipeline.figures.epistasis import epistasis_figure
+
+    tables = _figure_tables(tmp_path, hashwh_scale=0.04)
+    energy = tables["epistasis_energy_mine"].groupby("method")["energy"].sum()
+    assert energy["hashwh"] == pytest.approx(0.0016 * energy["standard"])
+    text = _texts(epistasis_figure(tables, {"dataset": "mine", "title": "Mine"}))
+    for method in ("standard", "hashwh"):
+        assert f"total energy {energy[method]:.3g}" in text
+    assert text.count("almost no energy") == 1 and "0.2% of Standard" in text
+    balanced = _texts(epistasis_figure(_figure_tables(tmp_path), {"dataset": "mine"}))
+    assert "almost no energy" not in balanced  # a quarter of the other's is not almost none
+
+
+@pytest.mark.parametrize(("run", "labelled"), [("quick", True), ("paper", False)])
+def test_the_figure_carries_the_run_label_every_figure_carries(tmp_path, run, labelled):
+    from whcore.pipeline.figures.epistasis import epistasis_figure
+
+    fig = epistasis_figure(_figure_tables(tmp_path), {"dataset": "mine", "run_name": run})
+    assert (f"run '{run}': not the paper's configuration" in _texts(fig)) is labelled

@@ -195,7 +195,12 @@ def add_epistasis(plan: Plan) -> None:
         plan.add(tables["interactions"], EpistasisSpec, spec, (Layout.data(name), selected))
         stem = plan.layout.figure_stem(f"epistasis_{name}")
         title = config["real"]["datasets"][name].get("title", name)
-        figure = {"dataset": name, "title": title, "outputs": {"stem": stem}}
+        figure = {
+            "dataset": name,
+            "title": title,
+            "run_name": config["run_name"],
+            "outputs": {"stem": stem},
+        }
         plan.add(
             f"{stem}.pdf", EpistasisFigureSpec, figure, tuple(tables.values()), {"dataset": name}
         )
