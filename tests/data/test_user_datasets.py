@@ -58,16 +58,49 @@ def test_proteingym_mutated_sites_are_the_genotype_bits(tmp_path):
     assert parsed.dropped == {} and parsed.merged == 0
 
 
-def test_proteingym_onehot_has_one_column_per_residue_seen(tmp_path):
+def test_proteingym_onehot_is_zero_in_the_wild_type_one_column_per_residue_seen(tmp_path):
     rows = planted_landscape()
     path = write_proteingym(tmp_path / "dms.csv", rows, sequences=False)
     frame = custom.parse(path, {"format": "proteingym"}).frame
-    expected = [f"site{k + 1}={a}" for k in range(6) for a in sorted({WILD[k], MUTANT[k]})]
+    expected = [f"site{k + 1}={name}" for k in range(6) for name in ("mutated", MUTANT[k])]
     assert list(frame.columns[:-1]) == expected
-    for k in range(6):  # exactly one residue per site
-        block = frame[[c for c in expected if c.startswith(f"site{k + 1}=")]]
-        assert (block.sum(axis=1) == 1).all()
-        assert (frame[f"site{k + 1}={MUTANT[k]}"] == [r[3][k] for r in rows]).all()
+    assert (frame.loc[0, expected] == 0).all()  # the first row is the wild type
+    for k in range(6):  # the mutated indicator in place of the wild-type residue's column
+        bits = [r[3][k] for r in rows]
+        assert (frame[f"site{k + 1}=mutated"] == bits).all()
+        assert (frame[f"site{k + 1}={MUTANT[k]}"] == bits).all()
+
+
+def onehot_reference(residues: np.ndarray, wild: str) -> pd.DataFrame:
+    """The slow definition: the full one-hot (one column per residue of every site), each
+    column XOR the wild type's, then the columns constant over the rows left out; the
+    wild-type residue's column named ``site<k>=mutated``."""
+    columns = {}
+    for k in range(residues.shape[1]):
+        for residue in sorted(set(residues[:, k]) | {wild[k]}):
+            column = np.array([int(r == residue) ^ int(wild[k] == residue) for r in residues[:, k]])
+            if column.min() != column.max():
+                name = "mutated" if residue == wild[k] else residue
+                columns[f"site{k + 1}={name}"] = column
+    return pd.DataFrame(columns).astype(np.uint8)
+
+
+def test_onehot_encoding_equals_the_full_one_hot_xor_the_wild_type():
+    """Random sequences over a few residues, one site never showing the wild type and one
+    never varying: the fast encoding is the slow definition, column for column."""
+    from whcore.data.formats import encode
+
+    rng = np.random.default_rng(3)
+    wild = "ACDEF"
+    options = ["ACW", "WY", "D", "EGHK", "FY"]  # site 2 never C, its wild type; site 3 fixed
+    residues = np.array(
+        [[rng.choice(list(options[k])) for k in range(5)] for _ in range(60)], dtype="<U1"
+    )
+    fast = encode(residues, np.array(list(wild)), np.arange(1, 6), "onehot")
+    slow = onehot_reference(residues, wild)
+    assert sorted(fast.columns) == sorted(slow.columns)
+    pd.testing.assert_frame_equal(fast[slow.columns], slow)
+    assert "site2=mutated" not in fast and "site3=mutated" not in fast
 
 
 def test_duplicates_merge_by_mean_and_the_parquet_records_source_and_binarization(tmp_path):
@@ -91,7 +124,8 @@ def test_other_score_column_sequences_and_binary_formats(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("sequence,fitness,DMS_score\nACD,1,x\nAWD,2,x\nPWD,3,x\nACD,5,x\n")
     onehot = custom.parse(path, {"format": "sequences", "target_column": "fitness"}).frame
-    assert list(onehot.columns) == ["site1=A", "site1=P", "site2=C", "site2=W", "y"]
+    # the consensus ACD is the wild type
+    assert list(onehot.columns) == ["site1=mutated", "site1=P", "site2=mutated", "site2=W", "y"]
     assert onehot["y"].tolist() == [3.0, 2.0, 3.0]  # ACD twice: (1 + 5) / 2
     mutated = custom.parse(
         path,
@@ -129,6 +163,11 @@ def test_gb1_in_proteingym_format_binarizes_like_the_registry_parser(tmp_path, d
     path = tmp_path / "gb1_proteingym.csv"
     pd.DataFrame({"mutant": mutants, "DMS_score": table["Fitness"]}).to_csv(path, index=False)
     frame = custom.parse(path, {"format": "proteingym"}).frame
+    # the registry's (the paper's) columns, the wild-type residue's complemented into "site
+    # mutated": the same genotypes, row for row
+    for site, residue in zip(GB1_SITES, wild, strict=True):
+        column = expected.pop(f"site{site}={residue}")
+        expected[f"site{site}=mutated"] = (1 - column).astype(column.dtype)
     assert sorted(frame.columns) == sorted(expected.columns)
     pd.testing.assert_frame_equal(frame[expected.columns], expected, check_dtype=True)
 
@@ -266,6 +305,8 @@ def test_a_config_with_only_a_user_dataset_plans_its_jobs():
     assert data.inputs == ("a.csv",) and data.spec.source["target_column"] == "DMS_score"
     (claims,) = [job for job in contract.jobs.values() if job.kind == "claims"]
     assert claims.spec.settings["report"] == "own_data"  # the comparison, not the paper's claims
+    (figure,) = contract.jobs_of("epistasis_figure")  # labelled with its run, as every figure
+    assert figure.spec.run_name == config["run_name"]
 
 
 def test_above_twenty_sites_the_spectrum_comes_from_spright():

@@ -23,9 +23,12 @@ is a residue of its own: a gap ``-`` or a stop ``*`` is one more residue at its 
     0/1 feature columns (``feature_columns``; default every column but the target) and
     ``target_column``.
 
-Protein data are binarized as the paper does (``binarization``): ``onehot``, one column per
-residue seen at every variable site (``site39=A``, as GB1), or ``mutated``, one column per
-mutated site that says whether it differs from the wild type (``site39``, as avGFP). Rows with
+Protein data are binarized as the paper does (``binarization``), every feature 0 in the wild
+type (``whcore.data.formats.encode`` says why): ``onehot``, at every variable site "site
+mutated" (``site39=mutated``, in place of the wild-type residue's column) and one column per
+other residue seen (``site39=A``; the registry's GB1 keeps the paper's wild-type columns), or
+``mutated``, one column per mutated site that says whether it differs from the wild type
+(``site39``, as avGFP). Rows with
 the same binary genotype are merged, y their mean (as avGFP). A row with a missing or
 non-finite target, an unparsable mutant, a mutant contradicting the wild type, or a sequence of
 the wrong length is refused with the file, line, column and value; ``drop_invalid: true`` drops
@@ -135,7 +138,10 @@ def encoding(settings: dict) -> str:
     if settings["format"] == "binary":
         return f"0/1 feature columns as given; y = {settings['target_column']}"
     how = {
-        "onehot": "one-hot of the residue at every variable site (site<k>=<residue>)",
+        "onehot": (
+            "one-hot of the residue at every variable site, the wild type's column replaced by "
+            "site mutated (site<k>=<residue>, site<k>=mutated)"
+        ),
         "mutated": "mutated-site indicators (site<k>: differs from the wild type)",
     }[settings["binarization"]]
     return f"{settings['format']} table; {how}; duplicate genotypes merged by the mean of y"

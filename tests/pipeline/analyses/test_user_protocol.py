@@ -399,6 +399,68 @@ def test_the_leaderboard_mode_plans_one_job_apart_from_the_whole_table_protocol(
     assert list(claims.inputs) == [contract.layout.table_path("leaderboard_mine")]
 
 
+def test_the_leaderboard_networks_grids_and_training_are_the_jobs_spec():
+    """The dataset's leaderboard key reaches the job's spec over the mode's defaults: a
+    changed setting changes the spec (the job reruns), a default written out does not."""
+    from whcore.pipeline.analyses.leaderboard import NETWORK_GRIDS, NETWORK_TRAINING
+
+    def spec(own=""):
+        folds = ", folds: [fold_random_5]" + (f", leaderboard: {own}" if own else "")
+        (job,) = protocol_contract(folds, curve="", protocol="leaderboard").jobs_of("leaderboard")
+        return job.spec
+
+    default = spec()
+    assert default.grids == {m: NETWORK_GRIDS[m] for m in ("standard", "hashwh")}
+    assert default.training["lr"] == NETWORK_TRAINING.lr
+    assert default.training["epochs"] == NETWORK_TRAINING.epochs
+    written_out = spec(f"{{training: {{lr: {NETWORK_TRAINING.lr}}}}}")
+    assert written_out.to_json() == default.to_json()
+    changed = spec("{training: {lr: 0.5}, methods: {hashwh: {b: [3], lam: [0.1]}}}")
+    assert changed.training["lr"] == 0.5 and changed.grids["hashwh"] == {"b": [3], "lam": [0.1]}
+    assert changed.grids["standard"] == NETWORK_GRIDS["standard"]
+    assert changed.to_json() != default.to_json()
+
+
+@pytest.mark.parametrize(
+    ("own", "key", "words"),
+    [
+        ("protocol: proteingym, leaderboard: {}", "leaderboard", "add protocol: leaderboard"),
+        (
+            "protocol: leaderboard, leaderboard: {methods: {fullwh: {lam: [0.1]}}}",
+            "leaderboard.methods.fullwh",
+            "remove fullwh",
+        ),
+    ],
+)
+def test_a_leaderboard_key_the_mode_cannot_use_is_refused(own, key, words):
+    from test_config import assert_own_dataset_refused
+
+    entry = f"{{mine: {{file: a.csv, format: proteingym, {own}}}}}"
+    assert_own_dataset_refused(entry, f"real.datasets.mine.{key}", words)
+
+
+def test_a_leaderboard_spec_with_a_network_grid_it_cannot_train_is_refused():
+    from whcore.pipeline.jobs.leaderboard import LeaderboardSpec
+    from whcore.pipeline.jobs.spec import SpecError
+
+    spec = {
+        "dataset": "mine",
+        "raw": "a.csv",
+        "source": {"format": "proteingym"},
+        "schemes": ["fold_random_5"],
+        "methods": ["ridge", "hashwh"],
+        "outputs": {"table": "t.parquet"},
+    }
+    for bad, words in (
+        ({"grids": {"ens": {}}}, "field grids.ens: not one of the leaderboard's networks"),
+        ({"grids": {"hashwh": {"b": [0], "lam": [0.1]}}}, "field grid.0.b"),
+        ({"training": {"lr": -1}}, "field training.lr"),
+        ({"training": {"epoch": 3}}, "epoch"),
+    ):
+        with pytest.raises(SpecError, match=words):
+            LeaderboardSpec.from_dict({**spec, **bad}).check("spec.json")
+
+
 def test_leaderboard_mode_is_for_proteingym_files_only():
     from test_config import assert_own_dataset_refused
 
@@ -407,17 +469,12 @@ def test_leaderboard_mode_is_for_proteingym_files_only():
 
 
 def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, monkeypatch):
-    import dataclasses
-
     from test_leaderboard import published_table
 
-    from whcore.pipeline.analyses import leaderboard
+    from whcore.core import training
     from whcore.pipeline.claims.userdata import write_report
     from whcore.pipeline.cli import main as whcore
 
-    monkeypatch.setattr(leaderboard, "NETWORK_GRIDS", {"hashwh": {"b": [3], "lam": [0.01]}})
-    quick = dataclasses.replace(leaderboard.NETWORK_TRAINING, epochs=3)
-    monkeypatch.setattr(leaderboard, "NETWORK_TRAINING", quick)
     table = published_table(with_folds=True).rename(columns={"DMS_score": "fitness"})
     table.to_csv(tmp_path / "gym.csv", index=False)
     out = tmp_path / "leaderboard_mine.parquet"
@@ -427,8 +484,15 @@ def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, mon
         "source": {"format": "proteingym", "target_column": "fitness"},
         "schemes": ["fold_random_5", "fold_modulo_5"],
         "methods": ["ridge", "hashwh"],
+        "grids": {"hashwh": {"b": [3], "lam": [0.01]}},
+        "training": {"epochs": 3},
         "outputs": {"table": str(out)},
     }
+    trained = []
+    real_train_grid = training.train_grid
+    monkeypatch.setattr(
+        training, "train_grid", lambda *a, **k: trained.append(a) or real_train_grid(*a, **k)
+    )
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     assert whcore(["leaderboard", "--spec", str(tmp_path / "spec.json")]) in (0, None)
     board = pd.read_parquet(out)
@@ -439,6 +503,9 @@ def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, mon
         (s, m) for s in ("fold_random_5", "fold_modulo_5") for m in ("ridge", "hashwh")
     }
     assert (board["multiples_left_out"] == 6).all() and board["pooled_spearman"].notna().all()
+    # the spec's grid and training, not the mode's defaults, selected the network
+    assert {config["b"] for call in trained for config in call[2]} == {3}
+    assert max(call[4].epochs for call in trained) == 3
     write_report({"leaderboard_mine": board}, tmp_path / "c.md", tmp_path / "c.json")
     report = (tmp_path / "c.md").read_text()
     assert "## Beside ProteinGym's supervised leaderboard" in report

@@ -34,8 +34,11 @@ bb68524: ``proteingym/merge_supervised.py``, ``performance_DMS_supervised_benchm
 - Ridge (``ridge``): the field's linear default, on the same encoding and scale, its penalty
   chosen per training set by efficient leave-one-out over ``RIDGE_ALPHAS``.
 - The project's networks (``standard``, ``hashwh``): trained by the library's loop
-  (``whcore.core.training.train_grid``) on the same encoding less the columns constant over
-  the table (a network's size grows with its inputs), on the same scale. A refit has no
+  (``whcore.core.training.train_grid``) on the features every binarization of this project
+  gives them (``whcore.data.formats.sequence_features``: at every mutated position, "position
+  p is mutated" in place of the wild-type residue's column, which is 1 in almost every row,
+  and one column per substitution; every feature 0 in the wild type; ``INPUTS``), on the same
+  scale. A refit has no
   validation rows to stop on, so its settings are chosen first: a seeded 20% of the four
   training folds validates (``whcore.data.folds.validation_split``, the whole-table protocol's
   split), the grid (``NETWORK_GRIDS``) trains on the other 80% with early stopping
@@ -57,12 +60,15 @@ import pandas as pd
 from ...core.arrays import Data
 from ...core.settings import TrainConfig
 from ...data.folds import FOLDS, compute_folds, keep_singles, validation_split
+from ...data.formats import sequence_features
 from .grids import training_groups
 from .proteingym import fold_scores, spearman, summarize_folds
 
 __all__ = [
     "AMINO_ACIDS",
+    "INPUTS",
     "METHODS",
+    "NETWORKS",
     "NETWORK_GRIDS",
     "NETWORK_TRAINING",
     "ONEHOT",
@@ -195,11 +201,13 @@ def fit_ridge(x, y, x_test, seed: int) -> np.ndarray:
     return RidgeCV(alphas=RIDGE_ALPHAS).fit(x, y).predict(x_test)
 
 
-# The networks' grids (as a configuration's methods key) and training while selecting: small,
-# so that the five folds of GB1 and avGFP singles train in minutes on a laptop's CPU.
-NETWORK_GRIDS = {"standard": {}, "hashwh": {"b": [5, 7], "lam": [0.001, 0.01, 0.1]}}
+# The networks' grids (as a configuration's methods key) and training while selecting and
+# refitting, where the caller gives none (the workflow's job spec always does: the dataset's
+# leaderboard key over these). Small, so that the five folds of GB1 and avGFP singles train
+# in minutes on a laptop's CPU.
+NETWORK_GRIDS = {"standard": {}, "hashwh": {"b": [5], "lam": [0.001, 0.01, 0.1]}}
 NETWORK_TRAINING = TrainConfig(
-    epochs=30, batch_size=32, lr=0.01, patience=5, width=0.25, vectorize=True, device="cpu"
+    epochs=100, batch_size=32, lr=0.001, patience=10, width=0.25, vectorize=True, device="cpu"
 )
 VAL_FRACTION = 0.2  # the whole-table protocol's share of the training folds that validates
 
@@ -264,12 +272,29 @@ def fit_network(method: str, x, y, x_test, seed: int, grids=None, training=None)
     return refit_network(method, params, epochs, x, y, x_test, seed, training)
 
 
+NETWORKS = ("standard", "hashwh")  # the project's networks: selected, then refit
 METHODS = {
     "onehot": fit_onehot,
     "ridge": fit_ridge,
     "standard": partial(fit_network, "standard"),
     "hashwh": partial(fit_network, "hashwh"),
 }
+# What a method reads: "sequence", the full-sequence one-hot (``onehot_sequences``: One-Hot as
+# ProteinNPT encodes it; ridge, which is the same on either), or "mutations", the features the
+# project's binarizations give the networks (``sequence_features``: 0 in the wild type).
+INPUTS = {"standard": "mutations", "hashwh": "mutations"}
+
+
+def _inputs(rows: pd.DataFrame, methods) -> dict[str, np.ndarray]:
+    """Each method's encoding of the rows (``INPUTS``; "sequence" where it names none)."""
+    kinds = {INPUTS.get(m, "sequence") for m in methods}
+    encoded = {}
+    if "sequence" in kinds:
+        encoded["sequence"] = onehot_sequences(rows["mutated_sequence"])
+    if "mutations" in kinds:
+        features = sequence_features(rows["mutant"], rows["mutated_sequence"])
+        encoded["mutations"] = features.to_numpy(dtype=np.float64)
+    return {m: encoded[INPUTS.get(m, "sequence")] for m in methods}
 
 
 def leaderboard_folds(table: pd.DataFrame, scheme: str, seed: int = 0) -> pd.DataFrame:
@@ -290,12 +315,24 @@ def leaderboard_folds(table: pd.DataFrame, scheme: str, seed: int = 0) -> pd.Dat
     return singles.assign(fold=folds)
 
 
-def out_of_fold(table: pd.DataFrame, scheme: str, methods, seed: int = 0) -> pd.DataFrame:
+def _fits(methods, grids, training) -> dict:
+    """Each method's fit; the networks' with ``grids`` and ``training`` (None: the defaults)."""
+    return {
+        m: partial(METHODS[m], grids=grids, training=training) if m in NETWORKS else METHODS[m]
+        for m in methods
+    }
+
+
+def out_of_fold(
+    table: pd.DataFrame, scheme: str, methods, seed: int = 0, grids=None, training=None
+) -> pd.DataFrame:
     """Every single mutant's held-out prediction by each method (trained on the four other
     folds, targets standardized with their mean and standard deviation) and its normalized
-    target, with its fold; ``attrs`` holds the counts of rows."""
+    target, with its fold; ``attrs`` holds the counts of rows. The networks select from
+    ``grids`` (a configuration's methods key; default ``NETWORK_GRIDS``) and train with
+    ``training`` (a ``TrainConfig``; default ``NETWORK_TRAINING``)."""
     rows = leaderboard_folds(table, scheme, seed)
-    x = onehot_sequences(rows["mutated_sequence"])
+    inputs, fits = _inputs(rows, methods), _fits(methods, grids, training)
     y = rows["DMS_score"].to_numpy(dtype=float)
     out = rows[["mutant", "fold"]].assign(normalized_target=np.nan)
     for method in methods:
@@ -306,7 +343,7 @@ def out_of_fold(table: pd.DataFrame, scheme: str, methods, seed: int = 0) -> pd.
         out.loc[test, "normalized_target"] = (y[test] - mean) / (std + 1e-10)
         y_train = (y[~test] - mean) / (std + 1e-10)
         for offset, method in enumerate(methods):
-            fit = METHODS[method]
+            fit, x = fits[method], inputs[method]
             out.loc[test, method] = fit(x[~test], y_train, x[test], seed + 1000 * fold + offset)
     out.attrs = {
         "rows": len(table),
@@ -369,12 +406,15 @@ def paired_difference(predictions: pd.DataFrame, a: str, b: str, draws: int = 20
     return spearman(y, pa) - spearman(y, pb), float(low), float(high)
 
 
-def leaderboard_scores(table: pd.DataFrame, schemes, methods, seed: int = 0) -> pd.DataFrame:
+def leaderboard_scores(
+    table: pd.DataFrame, schemes, methods, seed: int = 0, grids=None, training=None
+) -> pd.DataFrame:
     """Per split scheme and method: ``score_leaderboard``'s summary (pooled and per-fold mean
-    scores, finished and failed folds), with the scheme and the multiple mutants left out."""
+    scores, finished and failed folds), with the scheme and the multiple mutants left out
+    (``grids`` and ``training``: ``out_of_fold``'s)."""
     frames = []
     for scheme in schemes:
-        predictions = out_of_fold(table, scheme, methods, seed)
+        predictions = out_of_fold(table, scheme, methods, seed, grids, training)
         _, summary = score_leaderboard(predictions, methods)
         left_out = predictions.attrs["multiples_left_out"]
         frames.append(summary.assign(scheme=scheme, multiples_left_out=left_out))

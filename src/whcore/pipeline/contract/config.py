@@ -284,6 +284,30 @@ def _check_rows(key: str, name: str, train: int, others: dict) -> None:
         )
 
 
+def _check_leaderboard(config: dict) -> None:
+    """A dataset's ``leaderboard`` key (the mode's networks) needs ``protocol: leaderboard``,
+    and grids only for the mode's networks that the dataset's ``methods`` run."""
+    from ..analyses.leaderboard import NETWORKS
+
+    for name, entry in config["real"].get("datasets", {}).items():
+        if "leaderboard" not in entry:
+            continue
+        key = f"config key real.datasets.{name}.leaderboard"
+        if entry.get("protocol") != "leaderboard":
+            raise ConfigError(
+                f"{key}: the leaderboard mode's networks, which this dataset does not run; add "
+                "protocol: leaderboard, or remove the key"
+            )
+        runs = dataset_settings(config, name)["methods"]
+        for method in entry["leaderboard"].get("methods") or {}:
+            if method not in NETWORKS or method not in runs:
+                raise ConfigError(
+                    f"{key}.methods.{method}: the mode's networks are those of {list(NETWORKS)} "
+                    f"that the dataset's methods run ({[m for m in NETWORKS if m in runs]}); "
+                    f"remove {method}, or add it to the dataset's methods"
+                )
+
+
 def _check_source(name: str, entry: dict) -> None:
     """A real dataset is the registry's (no source keys) or the user's (file or url + sha256,
     and a format); a key that does not apply to the format is refused."""
@@ -430,6 +454,7 @@ def check_config(config: dict) -> None:
                 f"train_sizes, so no runtimes; name one that has ({', '.join(curves)})"
             )
     _check_epistasis(config)
+    _check_leaderboard(config)
     ablation = config["ablation"]
     if ablation["enabled"]:
         for name, forest in ablation.get("datasets", {}).items():

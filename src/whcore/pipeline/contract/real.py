@@ -13,7 +13,7 @@ from ..jobs.baselines import BaselinesSpec
 from ..jobs.download_user import DownloadUserSpec
 from ..jobs.epistasis import EpistasisSpec
 from ..jobs.epistasis_figure import EpistasisFigureSpec
-from ..jobs.leaderboard import LeaderboardSpec
+from ..jobs.leaderboard import LeaderboardSpec, network_settings
 from ..jobs.train import training_defaults
 from ..jobs.user_data import UserDataSpec
 from ..runtime.layout import Layout
@@ -78,15 +78,20 @@ def add_user_data(plan: Plan) -> None:
 
 def _add_leaderboard(plan: Plan, name: str, raw: str, source: dict, schemes: list) -> None:
     """The leaderboard mode on a user's file: One-Hot and ridge, and the networks the dataset
-    trains (standard, HashWH) with the mode's own grids (``whcore.pipeline.analyses.leaderboard``)."""
-    methods = dataset_settings(plan.config, name)["methods"]
+    trains (standard, HashWH) with the grids and training of its ``leaderboard`` key over the
+    mode's defaults (``whcore.pipeline.jobs.leaderboard.network_settings``)."""
+    settings = dataset_settings(plan.config, name)
+    own = settings.get("leaderboard", {})
+    grids, training = network_settings(settings["methods"], own.get("methods"), own.get("training"))
     path = plan.layout.table_path(f"leaderboard_{name}")
     spec = {
         "dataset": name,
         "raw": raw,
         "source": source,
         "schemes": schemes,
-        "methods": ["onehot", "ridge", *(m for m in ("standard", "hashwh") if m in methods)],
+        "methods": ["onehot", "ridge", *grids],
+        "grids": grids,
+        "training": training,
         "outputs": {"table": path},
     }
     plan.add(path, LeaderboardSpec, spec, labels={"dataset": name})
@@ -190,7 +195,12 @@ def add_epistasis(plan: Plan) -> None:
         plan.add(tables["interactions"], EpistasisSpec, spec, (Layout.data(name), selected))
         stem = plan.layout.figure_stem(f"epistasis_{name}")
         title = config["real"]["datasets"][name].get("title", name)
-        figure = {"dataset": name, "title": title, "outputs": {"stem": stem}}
+        figure = {
+            "dataset": name,
+            "title": title,
+            "run_name": config["run_name"],
+            "outputs": {"stem": stem},
+        }
         plan.add(
             f"{stem}.pdf", EpistasisFigureSpec, figure, tuple(tables.values()), {"dataset": name}
         )

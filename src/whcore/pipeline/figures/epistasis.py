@@ -2,7 +2,12 @@
 number of sites (between-site terms; the within-site contrasts of one-hot features are left out
 and their share is given in the legend) and the site-by-site heatmap of the pairwise
 interaction energy, the standard and HashWH networks side by side. The basis of the spectrum is
-printed under the title. Reads the tables of ``whcore epistasis`` (never a network)."""
+printed under the title. Shares hide magnitude: a network whose spectrum holds almost no energy
+(its predictions nearly constant over the cube) draws a heatmap as full as one that holds much,
+so each method's total energy is in the legend and on its heatmap, and a heatmap of a method with
+less than ``LOW_ENERGY`` of the largest method's energy says so on the panel. A run other than the
+paper's is labelled as every figure is (``style.mark_run``). Reads the tables of ``whcore
+epistasis`` (never a network)."""
 
 from __future__ import annotations
 
@@ -11,11 +16,12 @@ import textwrap
 
 import numpy as np
 
-from .style import PAGE_WIDTH, legend_below, method_color, method_label, subplots
+from .style import PAGE_WIDTH, legend_below, mark_run, method_color, method_label, subplots
 
 __all__ = ["epistasis_figure", "pair_matrix"]
 
 MAX_SITES = 25  # the heatmap's sites: those of the largest pairwise energies
+LOW_ENERGY = 0.05  # a method below this share of the largest method's energy: said on its panel
 
 
 def _table(tables: dict, prefix: str, needed: set):
@@ -66,6 +72,8 @@ def epistasis_figure(tables: dict, spec: dict):
     shown = between.groupby("degree")["fraction"].max()
     degrees = shown[shown > 0.005].index.to_numpy() if (shown > 0.005).any() else shown.index
     methods = list(dict.fromkeys(energy["method"]))
+    # all energy but the constant, within-site contrasts included: what the shares divide
+    totals = energy.groupby("method")["energy"].sum() if "energy" in energy else None
     width = 0.8 / len(methods)
     fig, axes = subplots(
         1,
@@ -80,6 +88,8 @@ def epistasis_figure(tables: dict, spec: dict):
         rows = mine[mine["kind"] == "between sites"].set_index("degree")["fraction"]
         within = mine.loc[mine["kind"] != "between sites", "fraction"].sum()
         label = f"{method_label(method)} ({mine['spectrum'].iloc[0]})"
+        if totals is not None:
+            label += f", energy {totals[method]:.3g}"
         if within > 0:
             label += f"; {100 * within:.0f}% within sites, not shown"
         ax.bar(
@@ -105,10 +115,27 @@ def epistasis_figure(tables: dict, spec: dict):
         heat.set_title(f"{method_label(method)}: site pairs", fontsize=8)
         heat.set_xlabel("site")
         heat.grid(False)
+        if totals is not None:
+            _say_energy(heat, totals, method)
     if image is not None:
         fig.colorbar(image, ax=axes[0, 1:].tolist(), label="share of energy (%)", shrink=0.8)
     legend_below(fig, ax, max_columns=2)
     basis = str(energy["basis"].iloc[0]) if "basis" in energy else "Walsh-Hadamard"
     title = f"{spec.get('title', spec['dataset'])}: learned epistasis in sites"
     fig.suptitle(title + "\n" + textwrap.fill(f"basis: {basis}", 140), fontsize=7)
+    mark_run(fig, spec.get("run_name"))
     return fig
+
+
+def _say_energy(ax, totals, method: str) -> None:
+    """The method's total energy under its heatmap; where it is below ``LOW_ENERGY`` of the
+    largest method's, that the shares above are of almost nothing."""
+    largest = totals.idxmax()
+    text = f"total energy {totals[method]:.3g}"
+    if totals[method] < LOW_ENERGY * totals[largest]:
+        ratio = totals[method] / totals[largest] if totals[largest] > 0 else 0.0
+        text += (
+            f" = {100 * ratio:.1f}% of {method_label(largest)}'s:\nthis network carries "
+            "almost no energy; the shares are of almost nothing"
+        )
+    ax.text(0.5, 1.12, text, transform=ax.transAxes, ha="center", va="bottom", fontsize=6)

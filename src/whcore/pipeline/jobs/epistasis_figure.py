@@ -24,6 +24,7 @@ class EpistasisFigureSpec(JobSpec):
     dataset: str
     title: str
     outputs: dict
+    run_name: str | None = None  # labels a run other than the paper's, as every figure
 
     def run(self, args, outputs) -> None:
         from ..figures.epistasis import epistasis_figure

@@ -1,16 +1,32 @@
 """The leaderboard job: a user's ProteinGym table scored as ProteinGym's supervised leaderboard
 scores an assay (``whcore.pipeline.analyses.leaderboard``): singles only, refit on all four training
-folds, one Spearman over the pooled out-of-fold predictions beside the per-fold mean."""
+folds, one Spearman over the pooled out-of-fold predictions beside the per-fold mean. The
+networks' grids and training are fields of the spec (the dataset's ``leaderboard`` key over the
+mode's defaults, ``network_settings``), so changing them reruns the job."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .spec import JobSpec
+from .spec import JobSpec, SpecError
+from .train import Training, _check_configurations, training_defaults
 
-__all__ = ["LeaderboardSpec"]
+__all__ = ["LeaderboardSpec", "network_settings"]
+
+
+def network_settings(methods, grids: dict | None = None, training: dict | None = None):
+    """(grids, training) of the networks among ``methods``: ``grids`` ({network: a methods
+    key's grid}) and ``training`` (``TrainConfig``'s settings) over the mode's defaults
+    (``NETWORK_GRIDS``, ``NETWORK_TRAINING``), every default written out."""
+    from ..analyses.leaderboard import NETWORK_GRIDS, NETWORK_TRAINING, NETWORKS
+
+    grids = grids or {}
+    chosen = {m: grids.get(m, NETWORK_GRIDS[m]) for m in NETWORKS if m in methods}
+    defaults = {key: getattr(NETWORK_TRAINING, key) for key in training_defaults()}
+    return chosen, {**defaults, **(training or {})}
 
 
 @dataclass(frozen=True)
@@ -20,7 +36,7 @@ class LeaderboardSpec(JobSpec):
     KIND, SUBCOMMAND, OUTPUTS = "leaderboard", "leaderboard", ("table",)
     HELP = (
         "score your ProteinGym table as the supervised leaderboard does (spec fields: "
-        "dataset, raw, source, schemes, methods, seed; outputs: table)"
+        "dataset, raw, source, schemes, methods, grids, training, seed; outputs: table)"
     )
 
     dataset: str
@@ -30,6 +46,29 @@ class LeaderboardSpec(JobSpec):
     methods: list
     outputs: dict
     seed: int = 0
+    grids: dict = dataclasses.field(default_factory=dict)  # {network: its grid}; default the mode's
+    training: dict = dataclasses.field(default_factory=dict)  # the networks' TrainConfig settings
+
+    def check(self, source: str) -> None:
+        from ..analyses.grids import training_groups
+        from ..analyses.leaderboard import NETWORKS
+
+        super().check(source)
+        for method in self.grids:
+            if method not in NETWORKS:
+                raise SpecError(
+                    f"{source}: field grids.{method}: not one of the leaderboard's networks "
+                    f"{list(NETWORKS)}. Fix: remove it"
+                )
+        for method, _, grid in training_groups(self.grids):
+            _check_configurations(method, grid, source)
+        self._training(source).check(source)
+
+    def _training(self, source: str = "--spec") -> Training:
+        """The networks' training (the mode's defaults under the spec's), one seed: each fold's
+        networks derive theirs from the spec's seed."""
+        _, settings = network_settings(self.methods, self.grids, self.training)
+        return Training.from_dict({**settings, "seeds": [self.seed]}, source, "training")
 
     def inputs(self) -> tuple[str, ...]:
         return (self.raw,)
@@ -49,7 +88,9 @@ class LeaderboardSpec(JobSpec):
                 "file lacks. Fix: add it (ProteinGym's files have it), or use protocol: proteingym"
             )
         start = time.perf_counter()
-        scores = leaderboard_scores(table, self.schemes, self.methods, self.seed)
+        grids, _ = network_settings(self.methods, self.grids)
+        training = self._training().config("cpu", 0)
+        scores = leaderboard_scores(table, self.schemes, self.methods, self.seed, grids, training)
         meta = {"wall_time": time.perf_counter() - start, "provenance": provenance("cpu")}
         out = outputs.table("table", scores.assign(dataset=self.dataset), **meta)
         best = scores.loc[scores.groupby("scheme")["pooled_spearman"].idxmax()]
