@@ -608,8 +608,10 @@ def test_units_needed_is_never_below_what_a_verdict_needs():
 
 
 def test_what_settles_a_claim_reads_the_sign_it_measured():
+    # Measured below 0 but not significantly (3 units): the interval stays open, no "no number".
     against = real_claims(real_selected(-0.03, units=3))[0]
-    assert against.needed.startswith("no number of units settles it in favour: the effect in")
+    assert against.needed.startswith("more than 500 units per cell would give it 80% power")
+    assert "to more than 500" in against.needed
     single = real_claims(real_selected(0.3, units=1))[0]
     assert single.needed.startswith("not estimable: a cell has fewer than 2 finished units")
 
