@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import spectrum_units
 from .scope import experiment_scope
 from .spectrum_units import (
     FINAL_EPOCHS,
@@ -19,6 +18,7 @@ from .spectrum_units import (
     OFF_TARGET,
     UNITS,
     final_values,
+    log_of_positive,
     unit_values,
     units_of,
     versus,
@@ -49,8 +49,7 @@ def energy_claims(epochs, final, hashed, b_of, names, regularized) -> list[Claim
 def log_units(final: pd.DataFrame, variant: str, column: str) -> pd.DataFrame:
     """``units_of`` on the log scale; a unit with no positive value has no log (left out)."""
     units = units_of(final, variant, column)
-    positive = units["value"].where(units["value"] > 0)
-    return units.assign(value=spectrum_units.log_scale(positive))
+    return units.assign(value=log_of_positive(units["value"]))
 
 
 def log_versus(final, a: str, b: str, column: str, **labels) -> pd.DataFrame:

@@ -87,6 +87,11 @@ def log_scale(values: pd.Series) -> pd.Series:
     return np.log(values)
 
 
+def log_of_positive(values: pd.Series) -> pd.Series:
+    """``log_scale`` of the positive values; NaN (no log) elsewhere."""
+    return log_scale(values.where(values > 0))
+
+
 def _log(values: pd.Series) -> pd.Series:
     """``log_scale``, a value of exactly 0 read as 1e-12 (a float's floor, not -inf)."""
     return log_scale(values.clip(lower=1e-12))
