@@ -41,6 +41,10 @@ class Regularizer:
     PARAMS: dict[str, type] = {}  # parameter name -> type; all are required
     DEFAULTS: dict[str, object] = {}
     PER_MEMBER: tuple[str, ...] = ()  # parameters that may differ between stacked members
+    # Whether a training step with this penalty may be captured as a CUDA graph and replayed:
+    # the penalty's shapes are fixed, it reads no host value and draws only from the device
+    # generators ``graph_generators`` names (EN-S's ADMM state changes between epochs: no).
+    GRAPH_SAFE = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -58,6 +62,10 @@ class Regularizer:
     def on_epoch_end(self, model, epoch: int) -> dict[str, float]:
         """Work between epochs; returns extra per-epoch record fields (e.g. its time)."""
         return {}
+
+    def graph_generators(self) -> list[torch.Generator]:
+        """The device generators the penalty draws from (a CUDA graph must register them)."""
+        return []
 
 
 METHODS: dict[str, type[Regularizer]] = {"standard": Regularizer}
@@ -106,6 +114,9 @@ class HashWH(Regularizer):
         self._inputs = torch.zeros(members, repetitions * 2**b, n, **to)
         self._points = self._inputs.view(members, repetitions, 2**b, n)
         self._fill = XorDoubling(self._columns, self._points)
+
+    def graph_generators(self) -> list[torch.Generator]:
+        return self.generators
 
     def sample(self) -> torch.Tensor:
         """(R, S, n, b): one fresh 0/1 hashing matrix per repetition and member, drawn from the
