@@ -5,9 +5,13 @@ grouped jobs; generated data of the case's shape) is trained with ``WHCORE_CUDA_
 ``=1``, same seeds, same epochs. Each row gives both wall times, their ratio, and whether every
 record (train/val/test MSE of every network and epoch) is bit-identical. A last row measures
 how far the capturable Adam (the step count on the device, which graphs need and every CUDA job
-now uses) moves the records from the non-capturable fused Adam used before.
+now uses) moves the records from the non-capturable fused Adam used before. With ``--units U``,
+each case also trains U units (data sets of the case's shape, as a cell's g* draws) one job
+after another and as one job of U x 20 stacked networks, both replayed from graphs: wall times,
+and the largest difference of a validation MSE between the two (float rounding only).
 
     python benchmarks/bench_graphs.py [--device cuda] [--epochs 20] [--cases spectrum,synthetic]
+                                      [--units 25]
 """
 
 from __future__ import annotations
@@ -34,9 +38,9 @@ SEEDS = [0, 1, 2, 3, 4]
 COLUMNS = ["config", "seed", "epoch", "train_mse", "val_mse", "test_mse"]
 
 
-def case_data(case: str) -> Data:
+def case_data(case: str, unit: int = 0) -> Data:
     n, _, _, _, rows = CASES[case]
-    gen = np.random.default_rng(0)
+    gen = np.random.default_rng(unit)
     x = gen.integers(0, 2, (3 * rows, n)).astype(np.float32)
     y = (x[:, :3].sum(1) % 2 + 0.1 * gen.standard_normal(3 * rows)).astype(np.float32)
     return Data(
@@ -44,7 +48,7 @@ def case_data(case: str) -> Data:
     )
 
 
-def run(case: str, device: str, epochs: int, graphs: str):
+def run(case: str, device: str, epochs: int, graphs: str, data=None):
     n, width, batch, b, _ = CASES[case]
     os.environ["WHCORE_CUDA_GRAPHS"] = graphs
     config = TrainConfig(
@@ -52,8 +56,32 @@ def run(case: str, device: str, epochs: int, graphs: str):
     )
     grid = [{"lam": lam, "b": b} for lam in LAMS]
     start = time.perf_counter()
-    records = train_grid(case_data(case), "hashwh", grid, SEEDS, config, log=lambda m: None)
+    data = case_data(case) if data is None else data
+    records = train_grid(data, "hashwh", grid, SEEDS, config, log=lambda m: None)
     return records, time.perf_counter() - start
+
+
+def units_row(case: str, args) -> dict:
+    """A cell's units trained one job after another, then as one stacked job."""
+    units = [case_data(case, unit) for unit in range(args.units)]
+    start = time.perf_counter()
+    alone = [run(case, args.device, args.epochs, "1", unit)[0] for unit in units]
+    alone_s = time.perf_counter() - start
+    stacked, stacked_s = run(case, args.device, args.epochs, "1", units)
+    diff = max(
+        float(np.abs(stacked[stacked["unit"] == u]["val_mse"].to_numpy() - a["val_mse"]).max())
+        for u, a in enumerate(alone)
+    )
+    return {
+        "case": case,
+        "units": args.units,
+        "networks": args.units * len(LAMS) * len(SEEDS),
+        "epochs": args.epochs,
+        "one_job_per_unit_s": round(alone_s, 3),
+        "units_stacked_s": round(stacked_s, 3),
+        "speedup": round(alone_s / stacked_s, 2),
+        "max_val_mse_diff": diff,
+    }
 
 
 def main(argv=None) -> None:
@@ -61,6 +89,7 @@ def main(argv=None) -> None:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--cases", default="spectrum,synthetic")
+    parser.add_argument("--units", type=int, default=0, help="units per cell (0: no rows)")
     parser.add_argument("--out", help="also write the rows here (JSON)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -81,6 +110,9 @@ def main(argv=None) -> None:
             }
         )
         print(json.dumps(rows[-1]), flush=True)
+        if args.units:
+            rows.append(units_row(case, args))
+            print(json.dumps(rows[-1]), flush=True)
     # The capturable Adam against the fused Adam of before, both eager, first case.
     case = args.cases.split(",")[0]
     now, _ = run(case, args.device, args.epochs, "0")

@@ -362,3 +362,56 @@ def test_time_left_is_spent_fraction_extrapolated(monkeypatch):
     assert progress.line(5, 0.5, 2, 2).startswith("model 1/2, epoch 5/10: best val MSE 0.5")
     progress.done = 1
     assert "model 2/2, epoch 5/10" in progress.line(5, 0.5, 1, 1)
+
+
+def _units(count=3, n=8, train_size=100):
+    return [sparse_data(n=n, train_size=train_size, seed=seed) for seed in range(count)]
+
+
+@pytest.mark.parametrize("vectorize", [True, False])
+def test_units_stacked_in_one_job_train_as_each_alone(vectorize):
+    """A cell's units (data sets of one shape) stacked as members of one model: each member's
+    records are those of its unit trained alone (float rounding only), with a unit column."""
+    from whcore.core.training import train_grid
+
+    grid = [{"lam": 0.01, "b": 5}, {"lam": 0.1, "b": 5}]
+    config = TrainConfig(**{**FAST, "epochs": 5, "vectorize": vectorize})
+    units = _units()
+    stacked = train_grid(units, "hashwh", grid, [0, 1], config)
+    assert sorted(stacked["unit"].unique()) == [0, 1, 2]
+    columns = ["config", "seed", "epoch", "train_mse", "val_mse", "test_mse", "test_r2"]
+    for u, unit in enumerate(units):
+        alone = train_grid(unit, "hashwh", grid, [0, 1], config)
+        mine = stacked[stacked["unit"] == u].reset_index(drop=True)
+        assert mine[columns[:3]].equals(alone[columns[:3]])
+        np.testing.assert_allclose(mine[columns[3:]], alone[columns[3:]], rtol=1e-5, atol=1e-7)
+    # the units differ, so a unit's records are its own, not another's
+    first, second = (stacked[stacked["unit"] == u]["val_mse"].to_numpy() for u in (0, 1))
+    assert not np.allclose(first, second)
+
+
+def test_units_of_other_shapes_are_refused():
+    from whcore.core.training import train_grid
+
+    units = [sparse_data(n=8, train_size=100), sparse_data(n=8, train_size=120)]
+    with pytest.raises(ValueError, match="same splits of the same sizes.*separate jobs"):
+        train_grid(units, "standard", [{}], [0], TrainConfig(**FAST))
+    with pytest.raises(ValueError, match="at least one data set"):
+        train_grid([], "standard", [{}], [0], TrainConfig(**FAST))
+
+
+@pytest.mark.gpu
+def test_units_stacked_on_cuda_with_graphs_train_as_each_alone():
+    """On CUDA (steps replayed from graphs) too, units stacked in one job train as each alone."""
+    from whcore.core.training import train_grid
+
+    grid = [{"lam": 0.01, "b": 5}]
+    config = TrainConfig(**{**FAST, "epochs": 4, "device": "cuda"})
+    units = _units()
+    stacked = train_grid(units, "hashwh", grid, [0, 1], config)
+    assert stacked["reg_time"].isna().any()  # the graphs did replay
+    for u, unit in enumerate(units):
+        alone = train_grid(unit, "hashwh", grid, [0, 1], config)
+        mine = stacked[stacked["unit"] == u].reset_index(drop=True)
+        assert mine[["config", "seed", "epoch"]].equals(alone[["config", "seed", "epoch"]])
+        np.testing.assert_allclose(mine["val_mse"], alone["val_mse"], rtol=1e-4, atol=1e-6)
