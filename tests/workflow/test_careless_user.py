@@ -346,6 +346,16 @@ def test_a_bad_whcore_variable_stops_the_workflow_too(tmp_path):
 
 
 @pytest.mark.workflow
+def test_a_mistyped_figure_id_gets_the_figure_ids(tmp_path):
+    result = _snakemake(tmp_path, "fig5a", "-n", "--configfile", str(TINY))
+    assert result.returncode == 1, result.stdout[-2000:]
+    assert "Error: no rule or figure is named 'fig5a'. Did you mean fig5a_real_r2?" in (
+        result.stdout
+    )
+    assert "fig1a_support_evolution" in result.stdout and "Traceback" not in result.stdout
+
+
+@pytest.mark.workflow
 def test_zero_cores_is_refused_in_one_line(tmp_path):
     """`--cores 0` would leave Snakemake waiting at "Select jobs to execute..." for ever."""
     result = _snakemake(tmp_path, "--cores", "0", "--configfile", str(TINY))
