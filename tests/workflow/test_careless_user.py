@@ -405,13 +405,15 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert done.returncode == 0, done.stdout[-2000:]
     made = (work / target).read_bytes()
     record = json.loads((work / "results/tiny/configuration.json").read_text())
-    assert record["source"] == str(first)
+    # recorded relative to the run's working directory: no maker's home folder in a crate
+    first_label, second_label = (os.path.relpath(path, work) for path in (first, second))
+    assert record["source"] == first_label == os.path.join("..", "first.yaml")
 
     refused = _snakemake(work, target, "--cores", "1", "--configfile", str(second))
     assert refused.returncode == 1, refused.stdout[-2000:]
     line = next(x for x in refused.stdout.splitlines() if x.startswith("Error: results/tiny"))
-    assert f"made by another configuration ({first}, digest" in line
-    assert f"than this one ({second}, digest" in line and "--config run_name=tiny-2" in line
+    assert f"made by another configuration ({first_label}, digest" in line
+    assert f"than this one ({second_label}, digest" in line and "--config run_name=tiny-2" in line
     assert "--config replace_run=True" in line and "Traceback" not in refused.stdout
     assert (work / target).read_bytes() == made
     dry = _snakemake(work, target, "-n", "--configfile", str(second))
@@ -429,7 +431,7 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert replaced.returncode == 0, replaced.stdout[-2000:]
     assert (work / target).read_bytes() != made
     record = json.loads((work / "results/tiny/configuration.json").read_text())
-    assert record["source"] == f"{second} and --config"
+    assert record["source"] == f"{second_label} and --config"
     again = _snakemake(work, target, "-n", "--configfile", str(second))
     assert "made by another" not in again.stdout
 

@@ -74,6 +74,17 @@ def test_the_config_source_names_the_files_or_the_default():
     assert "a.yaml" in overridden and overridden != config_source(["a.yaml"], False, "d")
 
 
+def test_the_config_source_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """Snakemake passes absolute paths; the run's record (and so its crate) must not carry the
+    maker's home folder."""
+    monkeypatch.chdir(tmp_path)
+    inside, outside = tmp_path / "config" / "quick.yaml", tmp_path.parent / "elsewhere.yaml"
+    assert config_source([inside], False, "d") == os.path.join("config", "quick.yaml")
+    assert config_source([outside], False, "d") == os.path.join("..", "elsewhere.yaml")
+    assert config_source([], False, str(inside)) == os.path.join("config", "quick.yaml")
+    assert str(tmp_path) not in config_source([inside, outside], True, "d")
+
+
 def test_start_plans_the_run_and_sets_the_jobs_environment(started, monkeypatch):
     begun, warnings = started
     assert begun.layout.root == "results/tiny"

@@ -69,9 +69,18 @@ class StartError(Exception):
 
 
 def config_source(config_files, overridden: bool, default: str) -> str:
-    """The config files of this run for error messages (the default one where none was given;
-    ``overridden``: --config replaced some values)."""
-    return source_label([str(path) for path in config_files] or [default], overridden)
+    """The config files of this run for its record and error messages (the default one where
+    none was given; ``overridden``: --config replaced some values), each relative to the
+    working directory (the run's, where ``whcore bundle`` looks for it): Snakemake gives them
+    absolute, and a published crate would carry its maker's home folder."""
+    return source_label([_relative(path) for path in config_files or [default]], overridden)
+
+
+def _relative(path) -> str:
+    try:
+        return os.path.relpath(path) if os.path.isabs(path) else str(path)
+    except ValueError:  # another drive (Windows): no relative path exists
+        return str(path)
 
 
 def alternatives(names) -> str:
