@@ -30,6 +30,7 @@ from .power import INTERVAL, effect_interval, needed_cells
 
 __all__ = [
     "PLAN_DRAWS",
+    "SEARCH_DRAWS",
     "UNIT_KEYS",
     "ClaimModel",
     "Part",
@@ -39,7 +40,8 @@ __all__ = [
     "simulate",
 ]
 
-PLAN_DRAWS = 2_000  # simulated runs per candidate design
+PLAN_DRAWS = 2_000  # simulated runs behind what the planner states
+SEARCH_DRAWS = 500  # per candidate design of the search (common random numbers: few suffice)
 # Where the workflow reads each experiment's number of units (workflow/schemas/config.schema.yaml)
 UNIT_KEYS = {
     "spectrum": ("spectrum", "draws"),
@@ -225,6 +227,7 @@ def _part_run(part: Part, units: np.ndarray, rng, draws: int):
     means, sem, df = _cell_stats(part, units, rng, draws)
     # A cell without a spread in the run (one finished unit) cannot be simulated: no test.
     testable = np.broadcast_to((units >= MIN_UNITS) & (part.sd > 0), means.shape)
+    sem = np.where(testable, sem, 1.0)  # its t is never read
     cells = means.shape[1]
     needed = needed_cells(part.share, cells)
     can = testable.sum(axis=1) >= needed
@@ -431,6 +434,7 @@ def plan_lines(
         _count_line("at the planned design on the point estimates (optimistic)", optimistic),
         "per claim, the probability the planned design decides it (after the correction):",
     ]
+    lines[3:3] = [f"{e}: {why}" for e, why in unplannable(models).items()]
     if planned == run_units:
         lines.insert(
             2,
@@ -444,6 +448,21 @@ def plan_lines(
         share = at_plan.decided[:, index].mean()
         lines.append(f"  {model.id}: {share:.2f} ({what}{kept})")
     return lines
+
+
+def unplannable(models: list[ClaimModel]) -> dict[str, str]:
+    """The experiments whose claims have no cell with a spread in the run (one finished unit
+    per cell): their effects cannot be simulated, so more units of them gain nothing here."""
+    parts = {}
+    for model in models:
+        for part in model.parts:
+            parts.setdefault(model.experiment, []).append(part)
+    return {
+        e: "no cell has a spread in this run (fewer than 2 finished units): nothing to plan on; "
+        f"a pilot of at least 2 units ({MIN_UNITS} for a test) is needed"
+        for e, found in parts.items()
+        if not any((p.sd > 0).any() for p in found)
+    }
 
 
 def forecast(
@@ -481,7 +500,8 @@ def plan(
             f"({least / 3600:.3g} hours, measured from its jobs); give at least {least / 3600:.3g}:"
             " the planner never plans fewer units than the run has"
         )
-    return plan_units([_shrunk_model(m) for m in models], run_units, costs, budget, fixed, draws)
+    shrunk_models = [_shrunk_model(m) for m in models]
+    return plan_units(shrunk_models, run_units, costs, budget, fixed, min(draws, SEARCH_DRAWS))
 
 
 def run_units(config: dict, models: list[ClaimModel]) -> dict[str, int]:
