@@ -41,9 +41,12 @@ def job_seconds(workdir: str | Path) -> list[tuple[str, str, float]]:
                 start, end = float(record["starttime"]), float(record["endtime"])
             except (ValueError, OSError, KeyError, TypeError):
                 continue  # not a job's record (or an unfinished one)
-            key = (record.get("rule", ""), start, end)  # one job, several outputs
-            jobs[key] = min(jobs.get(key, output), output)
-    return [(rule, output, end - start) for (rule, start, end), output in sorted(jobs.items())]
+            # One job of several outputs has a record per output, with the same job hash
+            # (their times differ by the microseconds between writing them).
+            key = (record.get("rule", ""), record.get("job_hash", round(start)))
+            first = jobs.get(key, (output, start, end))
+            jobs[key] = (min(first[0], output), min(first[1], start), max(first[2], end))
+    return [(rule, output, end - start) for (rule, _), (output, start, end) in sorted(jobs.items())]
 
 
 def experiment_of(rule: str, output: str, run: str) -> str | None:
