@@ -187,21 +187,26 @@ def _add_bundle_commands(sub) -> None:
 
 
 def _run_config(run: Path, configfile: str | None) -> tuple[dict, str]:
-    """The configuration that made ``run`` (results/<run>), as its record names it or as
-    ``configfile`` gives it: (the file's settings, its path)."""
+    """The configuration that made ``run`` (results/<run>), as its record names it (its files
+    merged in order, as Snakemake merges them) or as ``configfile`` gives it: (the settings,
+    the files as a Snakemake argument)."""
+    from .claims.plan import merged
     from .runtime.runrecord import recorded_maker, source_files
     from .runtime.yaml_files import read_yaml
 
+    files = [configfile] if configfile else []
     if configfile is None:
         made = recorded_maker(run)
         files, overrides = source_files(made[1]) if made else ([], False)
-        if len(files) != 1 or overrides or made[0] == "unreadable":
+        if not made or overrides or made[0] == "unreadable":
             raise ValueError(
-                f"{run / 'configuration.json'}: names no single configuration file "
-                f"({made[1] if made else 'no record'}); give it with --configfile"
+                f"{run / 'configuration.json'}: names no configuration file that holds every "
+                f"setting ({made[1] if made else 'no record'}); give it with --configfile"
             )
-        configfile = files[0]
-    return read_yaml(configfile, "config file"), configfile
+    config: dict = {}
+    for file in files:
+        config = merged(config, read_yaml(file, "config file"))
+    return config, " ".join(files)
 
 
 def _plan_costs(args, run: Path, units: dict[str, int]) -> tuple[dict[str, float], float]:
@@ -252,7 +257,7 @@ def _cmd_plan(args) -> None:
     Path(args.out).write_text(header + yaml.safe_dump(layer, sort_keys=True))
     for line in plan.plan_lines(models, units, planned, cost, args.cores, args.draws):
         print(line)
-    print(f"wrote {args.out}: snakemake --configfile {configfile} --configfile {args.out}")
+    print(f"wrote {args.out}: snakemake --configfile {configfile} {args.out}")
 
 
 def _add_plan_command(sub) -> None:
