@@ -429,7 +429,8 @@ def plan_lines(
         ),
         f"cost: {seconds / 3600:.3g} core-hours ({fixed / 3600:.3g} fixed), about "
         f"{seconds / 3600 / cores:.3g} hours on {cores} core(s) if the jobs fill them",
-        _count_line("at the planned design", at_plan),
+        _count_line("at the planned design", at_plan)
+        + " (on shrunk effects: a floor more than a forecast; the run often decides more)",
         _count_line("at the run's own units", at_run),
         _count_line("at the planned design on the point estimates (optimistic)", optimistic),
         "per claim, the probability the planned design decides it (after the correction):",
