@@ -243,21 +243,18 @@ def _cmd_plan(args) -> None:
     config = load_config(copy.deepcopy(raw), str(SCHEMA_PATH))
     units = plan.run_units(config, models)
     cost = _plan_costs(args, run, units)
-    hours, option = (
-        (args.gpu_hours, "--gpu-hours")
-        if args.gpu_hours is not None
-        else (args.cpu_hours, "--cpu-hours")
-    )
+    gpu = args.gpu_hours is not None
+    hours, option = (args.gpu_hours, "--gpu-hours") if gpu else (args.cpu_hours, "--cpu-hours")
     planned = plan.plan(models, units, cost, hours * 3600, args.draws, option)
     layer = plan.overlay(planned, config["run_name"])
     load_config(plan.merged(raw, layer), str(SCHEMA_PATH))  # the overlay must make a valid config
-    header = (
-        f"# whcore plan of {run}: snakemake --configfile {configfile} --configfile {args.out}\n"
-    )
-    Path(args.out).write_text(header + yaml.safe_dump(layer, sort_keys=True))
-    for line in plan.plan_lines(models, units, planned, cost, args.cores, args.draws):
+    # One --configfile with both files: a second --configfile would replace the first.
+    command = f"snakemake --configfile {configfile} {args.out}"
+    Path(args.out).write_text(f"# whcore plan of {run}: {command}\n" + yaml.safe_dump(layer))
+    label = "GPU-hours" if gpu else "core-hours"
+    for line in plan.plan_lines(models, units, planned, cost, args.cores, args.draws, label):
         print(line)
-    print(f"wrote {args.out}: snakemake --configfile {configfile} {args.out}")
+    print(f"wrote {args.out}: {command}")
 
 
 def _add_plan_command(sub) -> None:

@@ -410,10 +410,12 @@ def plan_lines(
     cost: tuple[dict[str, float], float],
     cores: int,
     draws: int = PLAN_DRAWS,
+    hours: str = "core-hours",
 ) -> list[str]:
-    """The planner's report: the design, its cost, per claim the probability it is decided,
-    and the expected count with its spread, at the shrunk effects (and, for contrast, the
-    run's own units and the point estimates)."""
+    """The planner's report: the design, its cost (in ``hours``: core-hours, or GPU-hours for
+    a run measured on one GPU), per claim the probability it is decided, and the expected count
+    with its spread, at the shrunk effects (and, for contrast, the run's own units and the
+    point estimates)."""
     costs, fixed = cost
     at_plan = forecast(models, planned, run_units, draws)
     at_run = forecast(models, run_units, run_units, draws)
@@ -423,11 +425,10 @@ def plan_lines(
         EFFECTS + ".",
         "design: "
         + ", ".join(
-            f"{e} {run_units[e]} -> {planned[e]} units ({costs.get(e, 0) / 3600:.3g} core-hours "
-            "each)"
+            f"{e} {run_units[e]} -> {planned[e]} units ({costs.get(e, 0) / 3600:.3g} {hours} each)"
             for e in sorted(planned)
         ),
-        f"cost: {seconds / 3600:.3g} core-hours ({fixed / 3600:.3g} fixed), about "
+        f"cost: {seconds / 3600:.3g} {hours} ({fixed / 3600:.3g} fixed), about "
         f"{seconds / 3600 / cores:.3g} hours on {cores} core(s) if the jobs fill them",
         _count_line("at the planned design", at_plan)
         + " (on shrunk effects: a floor more than a forecast; the run often decides more)",
