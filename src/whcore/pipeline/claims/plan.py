@@ -446,7 +446,7 @@ def plan_lines(
         )
     for index, model in enumerate(models):
         what = model.experiment or "not modelled: its p-values kept as measured"
-        kept = "" if model.counted else ", not counted (identity or tautology)"
+        kept = "" if model.counted else "; not counted: an identity or tautology"
         share = at_plan.decided[:, index].mean()
         lines.append(f"  {model.id}: {share:.2f} ({what}{kept})")
     return lines
