@@ -108,7 +108,7 @@ def _cmd_render(args) -> None:
     if tex:  # refused before the rendering, not after (write_macros checks it again)
         check_replaceable(tex, fix=MACROS_FIX, kind="macros")
     bound = {"seconds": args.max_seconds} if args.max_seconds else {}  # else render's own
-    # A figure a slim crate keeps as PNG is copied, not redrawn: render says so (notice).
+    # A figure a slim crate keeps as PDF is copied, not redrawn: render says so (notice).
     written = render(args.crate, out, log=lambda msg: None, notice=print, **bound)
     print(f"wrote {len(written)} file(s) under {out}")
     if tex:  # from the claims just rendered: nothing is drawn twice
@@ -159,7 +159,7 @@ def _add_bundle_commands(sub) -> None:
     p.add_argument(
         "--slim",
         action="store_true",
-        help="a small crate rendering the same claims: every table a claim reads, the PNG of "
+        help="a small crate rendering the same claims: every table a claim reads, the PDF of "
         "the figures whose per-epoch tables it leaves out; render redraws the other figures",
     )
     p.add_argument(

@@ -4,6 +4,7 @@ refused, naming the member and the fix, when a member is removed or edited."""
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -58,20 +59,34 @@ def _claims_tables(crate: Path) -> set[str]:
     }
 
 
+def _table(crate: Path, member: str):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(_read(crate, member)))
+
+
 def test_the_slim_crate_is_smaller_and_says_what_it_left_out(crate, slim):
     full, small = _names(crate), _names(slim)
     assert slim.stat().st_size < crate.stat().st_size / 2
     assert small < full
-    # every table a claim reads, byte for byte the run's; a per-epoch table only figures read,
-    # and every figure render can redraw, left out; the PNG of a figure it cannot, kept
-    for member in _claims_tables(crate) | set(CLAIMS) | {JOBS, "config.yaml"}:
+    # every table a claim reads (re-encoded: the same table, in fewer bytes); a per-epoch table
+    # only figures read, and every figure render can redraw, left out; the PDF of a figure it
+    # cannot redraw, kept
+    for member in set(CLAIMS) | {JOBS, "config.yaml"}:
         assert _read(slim, member) == _read(crate, member), member
-    assert EPOCHS in small and HEATMAP not in small
-    assert "figures/fig1b_spectrum_evolution.png" in small
-    assert "figures/fig1b_spectrum_evolution.pdf" not in small
-    assert "figures/fig4a_synthetic_r2.png" not in small  # redrawn from synthetic_summary
-
     graph, full_graph = _graph(slim), _graph(crate)
+    for member in _claims_tables(crate):
+        table, run_table = _table(slim, member), _table(crate, member)
+        assert table.schema.equals(run_table.schema, check_metadata=True), member
+        assert table.to_pandas().equals(run_table.to_pandas()), member
+        assert "re-encoded losslessly" in graph[member]["description"]
+        assert full_graph[member]["sha256"] in graph[member]["description"]
+    assert len(_read(slim, EPOCHS)) < len(_read(crate, EPOCHS))
+    assert EPOCHS in small and HEATMAP not in small
+    assert "figures/fig1b_spectrum_evolution.pdf" in small
+    assert "figures/fig1b_spectrum_evolution.png" not in small
+    assert "figures/fig4a_synthetic_r2.pdf" not in small  # redrawn from synthetic_summary
+
     assert {"@id": SLIM} in graph["./"]["mentions"]
     listed = {part["@id"].removeprefix(LEFT_OUT) for part in graph[SLIM]["hasPart"]}
     assert listed == full - small  # what was left out, no more, no less
@@ -97,7 +112,7 @@ def test_render_of_the_slim_crate_gives_the_claims_of_the_full_crate(
 ):
     """The full crate's claims are those its render writes (test_bundle): the slim crate's
     render writes them too, byte for byte; it redraws every figure it can, as the run drew
-    it, and copies, saying so, the PNG of each one it cannot."""
+    it, and copies, saying so, the PDF of each one it cannot."""
     from matplotlib.image import imread
 
     notices = []
@@ -110,20 +125,20 @@ def test_render_of_the_slim_crate_gives_the_claims_of_the_full_crate(
     run = tiny_run / "results" / "tiny" / "figures"
     copied = {p.removeprefix("figures/") for p in _names(slim) if p.startswith("figures/")}
     assert copied == {
-        "fig1b_spectrum_evolution.png",
-        "figA2_spectrum_evolution_draws.png",
-        "fig4b_synthetic_runtime.png",
-        "figA6_synthetic_runtime_all.png",
+        "fig1b_spectrum_evolution.pdf",
+        "figA2_spectrum_evolution_draws.pdf",
+        "fig4b_synthetic_runtime.pdf",
+        "figA6_synthetic_runtime_all.pdf",
     }
     assert len(notices) == len(copied)
     for name in copied:
         assert (out / "figures" / name).read_bytes() == (run / name).read_bytes()
         notice = next(n for n in notices if name in n)
         assert "copied from the crate, not redrawn" in notice and "left out" in notice
-        assert not (out / "figures" / name).with_suffix(".pdf").exists()
-    drawn = {p.name for p in run.iterdir()} - copied - {Path(n).stem + ".pdf" for n in copied}
+        assert not (out / "figures" / name).with_suffix(".png").exists()
+    drawn = {p.name for p in run.iterdir()} - copied - {Path(n).stem + ".png" for n in copied}
     assert {p.name for p in (out / "figures").iterdir()} == drawn | copied
-    for name in drawn - copied:
+    for name in drawn:
         if name.endswith(".png"):
             assert (imread(out / "figures" / name) == imread(run / name)).all(), name
     assert sorted(written) == sorted(p for p in out.rglob("*") if p.is_file())
@@ -160,9 +175,9 @@ def test_a_slim_crate_missing_or_editing_a_member_is_refused(slim, sandbox):  # 
     assert "claims.md" in message and str(sandbox / "out.zip") in message
     assert "Fix: render the run's full crate" in message and "without --slim" in message
 
-    # a figure whose table is left out, without the PNG the slim crate keeps of it
-    png = "figures/fig1b_spectrum_evolution.png"
-    members = {png: None, METADATA: _left_out_too(slim, png)}
+    # a figure whose table is left out, without the PDF the slim crate keeps of it
+    pdf = "figures/fig1b_spectrum_evolution.pdf"
+    members = {pdf: None, METADATA: _left_out_too(slim, pdf)}
     message = refused(
         crafted(slim, sandbox / "png.zip", members, rehash=False),
         sandbox,

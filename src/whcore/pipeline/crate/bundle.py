@@ -32,7 +32,7 @@ from ..runtime.runrecord import RECORD, config_digest, source_files
 from .actions import add_jobs, add_run, snakemake_times
 from .checks import PROFILE, VERSION, check_crate, validate_crate
 from .open import file_facts
-from .slim import describe_slim, slim_crate_path, slim_selection
+from .slim import describe_slim, reencode, slim_crate_path, slim_selection
 
 __all__ = [
     "JOBS",
@@ -184,11 +184,15 @@ def _describe(root: Path, contract, config_path: Path, scratch: Path, slim: bool
         {"name": "configuration", "encodingFormat": "application/yaml"},
     )
     selection = slim_selection(plan, targets, workdir) if slim else None
-    files = {  # run path -> its entity
-        path: add_file(crate, workdir / path, path.removeprefix(prefix), within=root)
-        for path in [*targets, f"{prefix}{RECORD}"]
-        if not selection or path not in selection.left_out
-    }
+    files = {}  # run path -> its entity
+    for path in [*targets, f"{prefix}{RECORD}"]:
+        member = path.removeprefix(prefix)
+        if selection and path in selection.left_out:
+            continue
+        if selection and member.endswith(".parquet"):
+            files[path] = _add_reencoded(crate, workdir / path, member, root, scratch)
+        else:
+            files[path] = add_file(crate, workdir / path, member, within=root)
     if selection:
         describe_slim(crate, selection, files, lambda path: _facts(workdir / path, root), prefix)
     _add_environment(crate, plan, scratch)
@@ -255,6 +259,20 @@ def add_file(crate, source: Path, dest: str, properties=None, within: Path | Non
     symbolic link at ``source`` or in the folders between ``within`` and it is refused: a crate
     holds the files of the run, not what a link in its folder points to."""
     return crate.add_file(source, dest, properties={**(properties or {}), **_facts(source, within)})
+
+
+def _add_reencoded(crate, source: Path, member: str, root: Path, scratch: Path):
+    """The run's table ``source`` as the slim crate's File ``member``, re-encoded under
+    ``scratch`` (``crate.slim.reencode``); its description names the run's file's sha256 and
+    size."""
+    run_file = _facts(source, root)
+    target = scratch / "slim" / member
+    target.parent.mkdir(parents=True, exist_ok=True)
+    how = reencode(source, target)
+    description = (
+        f"{how}; the run's file: sha256 {run_file['sha256']}, {run_file['contentSize']} bytes"
+    )
+    return add_file(crate, target, member, {"description": description})
 
 
 def _facts(source: Path, within: Path | None) -> dict:

@@ -12,7 +12,7 @@ records, nor Snakemake are needed.
 
 A slim crate (``crate.slim``) lists in its metadata the files of the run it left out: a job may
 write one of them (a figure that ``render`` redraws from the tables kept), and a figure whose
-table is left out is not drawn: its PNG, a checked member, is copied and ``notice`` says so. A
+table is left out is not drawn: its PDF, a checked member, is copied and ``notice`` says so. A
 job that needs a member the crate left out, and has no copy, is refused naming the member.
 
 Drawing takes time in what the crate says, so that is bounded too: every string of a job's spec
@@ -86,7 +86,7 @@ def render(
     claims.json, provenance.tsv and figures/ as in the run folder); returns what it wrote.
     Raises ``CrateError`` (one line) for a crate it cannot render, before writing anything, or
     when rendering takes more than ``seconds`` (the files drawn by then stay, each whole).
-    ``notice`` is told of each figure a slim crate keeps as PNG, copied rather than drawn."""
+    ``notice`` is told of each figure a slim crate keeps as PDF, copied rather than drawn."""
     out = Path(out).resolve()
     with tempfile.TemporaryDirectory() as tmp, _time_bound(seconds, crate):
         opened = open_crate(crate, tmp)
@@ -284,9 +284,9 @@ def _tables(
 
 
 def _copies(kind, spec, missing: list[str], opened: OpenedCrate, out: Path, where: str):
-    """A figure whose tables a slim crate left out: its PNG, kept in the crate, copied to its
+    """A figure whose tables a slim crate left out: its PDF, kept in the crate, copied to its
     place under ``out`` ([(member file, target, why)]); a claims job, or a figure without its
-    PNG, is refused naming the member and the fix."""
+    PDF, is refused naming the member and the fix."""
     fix = (
         "render the run's full crate (whcore bundle results/<run>, without --slim), which holds it"
     )

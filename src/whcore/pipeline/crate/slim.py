@@ -2,19 +2,23 @@
 rendering the same claims.
 
 A run's crate is large where a table holds a row per epoch (the faithful run's spectrum heatmap,
-a row per epoch and 2^n columns, is 72 MB of its 101 MB) and, far less, in its figures. A slim
-crate keeps every table a claims job reads, whole and unchanged, so ``whcore render`` writes
-the same claims; it leaves out
+a row per epoch and 2^n columns, is 72 MB of its 101 MB) and in its figures. A slim crate keeps
+every table a claims job reads, so ``whcore render`` writes the same claims; it leaves out
 
 - every table that no claims job reads and that holds a row per epoch (an ``epoch`` column),
-  and keeps the PNG of each figure drawn from such a table (``render`` copies it and says so:
-  it cannot redraw it);
+  and keeps the PDF of each figure drawn from such a table (``render`` copies it and says so: it
+  cannot redraw it; the PDF, not the PNG: several times smaller for every such figure measured);
 - every other figure (PDF and PNG): ``render`` redraws it from the tables the crate keeps.
+
+The tables it keeps are re-encoded losslessly (``reencode``: zstd, and byte-stream-split for
+floating-point columns, which snappy barely compresses; a third smaller for the per-epoch
+spectrum table): the same schema, metadata, rows and values, checked as they are written.
 
 Its metadata says so: the entity ``SLIM`` (which the root dataset mentions) lists what was left
 out, each as a contextual entity ``#left-out/<member>`` with the sha256 and size the run's file
-has and why it was left out. Everything else (claims, provenance, configuration, the plan, the
-environment, the code, every action) is as in the full crate.
+has and why; a re-encoded table's File names the sha256 and size of the run's file. Everything
+else (claims, provenance, configuration, the plan, the environment, the code, every action) is
+as in the full crate.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ __all__ = [
     "Slim",
     "describe_slim",
     "left_out",
+    "reencode",
     "slim_crate_path",
     "slim_selection",
 ]
@@ -40,16 +45,16 @@ __all__ = [
 SLIM = "#slim"  # the entity that marks a crate slim and lists what it left out
 LEFT_OUT = "#left-out/"  # + member: a file of the run that a slim crate left out
 FIGURE_KINDS = (FigureSpec.KIND, EpistasisFigureSpec.KIND)
-COPIED = ".png"  # what a slim crate keeps of a figure it cannot redraw
+COPIED = ".pdf"  # what a slim crate keeps of a figure it cannot redraw
 
 REDRAWN = "left out of this slim crate: whcore render redraws it from the crate's tables"
 PER_EPOCH = (
     "left out of this slim crate: no claim reads it and it holds a row per epoch; the crate "
-    "keeps the PNG of each figure drawn from it"
+    "keeps the PDF of each figure drawn from it"
 )
 NOT_REDRAWN = (
     "left out of this slim crate: its figure's table is left out, so the crate keeps the "
-    "figure's PNG only"
+    "figure's PDF only"
 )
 
 
@@ -61,7 +66,7 @@ def slim_crate_path(root: str | Path) -> Path:
 
 @dataclass(frozen=True)
 class Slim:
-    """What a slim crate leaves out (run path -> why) and the figures it keeps as PNG only."""
+    """What a slim crate leaves out (run path -> why) and the figures it keeps as PDF only."""
 
     left_out: dict[str, str]
     copied: tuple[str, ...]
@@ -137,9 +142,10 @@ def describe_slim(crate, slim: Slim, files: dict, facts, prefix: str) -> None:
                 "description": (
                     f"A slim crate (whcore bundle --slim): {len(parts)} file(s) of the run left "
                     "out, each listed here with its sha256 and why. It keeps every table a "
-                    "claim reads, so whcore render writes the same claims; render redraws the "
-                    "figures it can from the tables kept and copies the PNG of those it cannot "
-                    f"({copied}). The full crate: whcore bundle without --slim."
+                    "claim reads (re-encoded losslessly), so whcore render writes the same "
+                    "claims; render redraws the figures it can from the tables kept and copies "
+                    f"the PDF of those it cannot ({copied}). The full crate: whcore bundle "
+                    "without --slim."
                 ),
                 "hasPart": [{"@id": part.id} for part in parts],
             },
@@ -149,6 +155,33 @@ def describe_slim(crate, slim: Slim, files: dict, facts, prefix: str) -> None:
     crate.description = (
         f"{crate.description} A slim crate: it leaves out {len(parts)} file(s) of the run, "
         f"listed by {SLIM}."
+    )
+
+
+def reencode(source: Path, target: Path) -> str:
+    """Write the Parquet table ``source`` to ``target`` re-encoded losslessly (see the module's
+    description); returns how, for its File's description. Raises ``ValueError`` if the table
+    read back differs from ``source``'s in anything."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(source)
+    floats = [field.name for field in table.schema if pa.types.is_floating(field.type)]
+    others = [name for name in table.column_names if name not in floats]
+    pq.write_table(
+        table,
+        target,
+        compression="zstd",
+        use_byte_stream_split=floats or False,
+        use_dictionary=others or False,
+    )
+    again = pq.read_table(target)
+    same_schema = again.schema.equals(table.schema, check_metadata=True)
+    if not same_schema or not again.to_pandas().equals(table.to_pandas()):
+        raise ValueError(f"{source}: re-encoding the table changed it; bundle it without --slim")
+    return (
+        "the run's table re-encoded losslessly for the slim crate (Parquet, zstd, "
+        "byte-stream-split floating-point columns): the same schema, metadata, rows and values"
     )
 
 
