@@ -186,7 +186,7 @@ def _member(path, prefix: str, where: str) -> str:
     return member
 
 
-def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where: str, absent: dict):
+def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where: str, absent: set):
     """The job's spec as its kind checks it, its outputs moved under ``out``; each must be a
     run output the crate holds (or, in a slim crate, says it left out)."""
     spec = entry.get("spec")
@@ -259,7 +259,7 @@ def _check_size(table: Path, member: str, where: str, rows: int) -> int:
 
 
 def _tables(
-    entry: dict, prefix: str, opened: OpenedCrate, where: str, absent: dict
+    entry: dict, prefix: str, opened: OpenedCrate, where: str, absent: set
 ) -> tuple[list[str], list[str]]:
     """The unpacked tables a job reads (its ``--tables``, each a checked Parquet member) and
     those a slim crate left out."""

@@ -185,21 +185,19 @@ def reencode(source: Path, target: Path) -> str:
     )
 
 
-def left_out(opened: OpenedCrate) -> dict[str, str]:
-    """What the slim crate ``opened`` says it left out (member -> why); empty for a full
-    crate. The names are untrusted: each must be a member path inside the crate."""
+def left_out(opened: OpenedCrate) -> set[str]:
+    """The members the slim crate ``opened`` says it left out; none for a full crate. The
+    names are untrusted: each must be a member path inside the crate."""
     marker = opened.graph.get(SLIM)
     if marker is None:
-        return {}
+        return set()
     parts = marker.get("hasPart", []) if isinstance(marker, dict) else None
     parts = parts if isinstance(parts, list) else [parts]
-    members = {}
+    members = set()
     for part in parts:
         identifier = part.get("@id") if isinstance(part, dict) else None
         member = identifier.removeprefix(LEFT_OUT) if isinstance(identifier, str) else None
         if member is None or member == identifier or safe_member(member) is None:
             raise CrateError(f"{opened.name}: {SLIM} lists {identifier!r:.120}, not a member path")
-        entity = opened.graph.get(identifier)
-        why = entity.get("description") if isinstance(entity, dict) else None
-        members[member] = why if isinstance(why, str) else "left out"
+        members.add(member)
     return members
