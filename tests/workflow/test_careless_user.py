@@ -442,7 +442,8 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     contract = load_contract(str(second), str(SCHEMA_PATH))
     read = [p for paths in contract.aggregate_inputs("spectrum").values() for p in paths]
     assert read and not any("fullwh" in p for p in read)
-    own = ["tiny.crate.zip", "report.html", "report.zip"]  # `whcore bundle`, `snakemake --report`
+    # `whcore bundle` (and `--slim`), `snakemake --report`
+    own = ["tiny.crate.zip", "tiny.slim.crate.zip", "report.html", "report.zip"]
     for name in own:
         (work / "results/tiny" / name).write_bytes(b"the run's own")
     capsys.readouterr()

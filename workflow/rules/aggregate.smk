@@ -51,6 +51,24 @@ rule bundle:
         "whcore bundle {params.run:q} --out {output:q} > {log:q} 2>&1"
 
 
+rule bundle_slim:
+    """The finished run as a slim crate, the same claims in a few MB (not part of `all`)."""
+
+    # `snakemake bundle_slim` after a run: whcore bundle --slim (docs/workflow.md).
+    input:
+        CONTRACT.targets(),
+    output:
+        LAYOUT.slim_crate,
+    log:
+        LAYOUT.bundle_slim_log,
+    conda:
+        ENV
+    params:
+        run=lambda wildcards, output: os.path.dirname(output[0]),
+    shell:
+        "whcore bundle --slim {params.run:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule claims:
     """Check the paper's claims against the tables (claims.md, claims.json) with the provenance."""
     input:

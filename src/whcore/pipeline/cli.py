@@ -85,7 +85,14 @@ def _add_data_commands(sub) -> None:
 def _cmd_bundle(args) -> None:
     from .crate.bundle import bundle
 
-    path = bundle(args.run, args.configfile, args.schema, args.out, validate=not args.no_validate)
+    path = bundle(
+        args.run,
+        args.configfile,
+        args.schema,
+        args.out,
+        validate=not args.no_validate,
+        slim=args.slim,
+    )
     print(f"wrote {path}: {path.stat().st_size / 1e6:.1f} MB")
 
 
@@ -101,7 +108,8 @@ def _cmd_render(args) -> None:
     if tex:  # refused before the rendering, not after (write_macros checks it again)
         check_replaceable(tex, fix=MACROS_FIX, kind="macros")
     bound = {"seconds": args.max_seconds} if args.max_seconds else {}  # else render's own
-    written = render(args.crate, out, log=lambda msg: None, **bound)
+    # A figure a slim crate keeps as PDF is copied, not redrawn: render says so (notice).
+    written = render(args.crate, out, log=lambda msg: None, notice=print, **bound)
     print(f"wrote {len(written)} file(s) under {out}")
     if tex:  # from the claims just rendered: nothing is drawn twice
         _write_macros(out / "claims.json", tex)
@@ -143,7 +151,17 @@ def _add_bundle_commands(sub) -> None:
     p.add_argument(
         "--schema", default=str(SCHEMA_PATH), help="the workflow's config schema (this checkout's)"
     )
-    p.add_argument("--out", help="where the crate goes (default: results/<run>/<run>.crate.zip)")
+    p.add_argument(
+        "--out",
+        help="where the crate goes (default: results/<run>/<run>.crate.zip, with --slim "
+        "results/<run>/<run>.slim.crate.zip)",
+    )
+    p.add_argument(
+        "--slim",
+        action="store_true",
+        help="a small crate rendering the same claims: every table a claim reads, the PDF of "
+        "the figures whose per-epoch tables it leaves out; render redraws the other figures",
+    )
     p.add_argument(
         "--no-validate",
         action="store_true",

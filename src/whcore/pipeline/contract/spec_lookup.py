@@ -99,13 +99,13 @@ def stale_outputs(contract) -> tuple[list[str], list[str]]:
     others (a user's notes, a crate saved under another name), never to be removed; a
     repository (``.git``, or one nested in the run folder) is one foreign entry, never entered.
     No table reads either: an aggregation reads the contract's inputs. The run's record, its
-    crate (``whcore bundle``) and its reports (``snakemake --report``) are the run's own."""
+    crates (``whcore bundle``, ``--slim``) and its reports (``snakemake --report``) are the run's own."""
     from ..runtime.runrecord import RECORD
 
     outputs = contract.all_outputs()
     folders = {path for path, job in outputs.items() if job.kind == "train"}
     layout = contract.layout
-    own = {os.path.join(layout.root, RECORD), layout.crate, *layout.reports}
+    own = {os.path.join(layout.root, RECORD), layout.crate, layout.slim_crate, *layout.reports}
     stale, foreign = [], []
     for path, judged in _run_files(layout.root):
         if path in outputs or os.path.dirname(path) in folders or path in own:

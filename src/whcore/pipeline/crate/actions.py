@@ -183,7 +183,7 @@ def add_run(crate, workflow, config_file, results: list, control: list, spans: l
         result=run,
         properties={"@type": "OrganizeAction", "name": f"Snakemake runs {name}"},
     )
-    crate.root_dataset["mentions"] = run
+    crate.root_dataset.append_to("mentions", run)
     return run
 
 

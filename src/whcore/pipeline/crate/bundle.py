@@ -11,6 +11,8 @@ is written (``crate.checks``); ``crate.render.render`` redraws its figures and c
 alone.
 
 Paths inside the crate are those under ``results/<run>/``; the specs keep the run's own paths.
+``bundle(..., slim=True)`` writes the slim crate instead (``crate.slim``: what it leaves out and
+why), ``results/<run>/<run>.slim.crate.zip``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..runtime.runrecord import RECORD, config_digest, source_files
 from .actions import add_jobs, add_run, snakemake_times
 from .checks import PROFILE, VERSION, check_crate, validate_crate
 from .open import file_facts
+from .slim import describe_slim, reencode, slim_crate_path, slim_selection
 
 __all__ = [
     "JOBS",
@@ -137,18 +140,21 @@ def bundle(
     schema: str | Path = SCHEMA_PATH,
     out: str | Path | None = None,
     validate: bool = True,
+    slim: bool = False,
 ) -> Path:
     """Write the crate of the finished run ``root`` (results/<run>); returns its path. ``out``
-    may replace only a crate of this project (``check_replaceable``)."""
+    may replace only a crate of this project (``check_replaceable``). With ``slim``, the slim
+    crate (``crate.slim``), by default ``results/<run>/<run>.slim.crate.zip``."""
     root = Path(root).resolve()
-    destination = Path(out).resolve() if out else crate_path(root)
+    default = slim_crate_path(root) if slim else crate_path(root)
+    destination = Path(out).resolve() if out else default
     check_replaceable(
         destination, fix="name a new path ending in .crate.zip with --out", kind="crate"
     )
     contract, config_path = _load(root, configfile, str(schema))
     _check_finished(root, contract)
     with tempfile.TemporaryDirectory() as scratch:  # files made for the crate, until it is written
-        crate = _describe(root, contract, config_path, Path(scratch))
+        crate = _describe(root, contract, config_path, Path(scratch), slim)
         _write_checked(crate, destination, validate)
     return destination
 
@@ -163,10 +169,12 @@ def _check_finished(root: Path, contract) -> None:
         )
 
 
-def _describe(root: Path, contract, config_path: Path, scratch: Path):
-    """The crate of the run ``root``: its files, the environment and every action."""
+def _describe(root: Path, contract, config_path: Path, scratch: Path, slim: bool = False):
+    """The crate of the run ``root``: its files, the environment and every action; with
+    ``slim``, less of its files (``crate.slim``)."""
     workdir, prefix = root.parent.parent, f"{contract.layout.root}/"
     targets = contract.targets()
+    plan = _plan(contract)
     crate = _new_crate(root.name, config_path.name)
     workflow = _add_workflow(crate)
     config_file = add_file(
@@ -175,11 +183,18 @@ def _describe(root: Path, contract, config_path: Path, scratch: Path):
         CONFIG,
         {"name": "configuration", "encodingFormat": "application/yaml"},
     )
-    files = {  # run path -> its entity
-        path: add_file(crate, workdir / path, path.removeprefix(prefix), within=root)
-        for path in [*targets, f"{prefix}{RECORD}"]
-    }
-    plan = _plan(contract)
+    selection = slim_selection(plan, targets, workdir) if slim else None
+    files = {}  # run path -> its entity
+    for path in [*targets, f"{prefix}{RECORD}"]:
+        member = path.removeprefix(prefix)
+        if selection and path in selection.left_out:
+            continue
+        if selection and member.endswith(".parquet"):
+            files[path] = _add_reencoded(crate, workdir / path, member, root, scratch)
+        else:
+            files[path] = add_file(crate, workdir / path, member, within=root)
+    if selection:
+        describe_slim(crate, selection, files, lambda path: _facts(workdir / path, root), prefix)
     _add_environment(crate, plan, scratch)
     times = snakemake_times(workdir)
     control = add_jobs(crate, workflow, plan, files, prefix, times)
@@ -244,6 +259,20 @@ def add_file(crate, source: Path, dest: str, properties=None, within: Path | Non
     symbolic link at ``source`` or in the folders between ``within`` and it is refused: a crate
     holds the files of the run, not what a link in its folder points to."""
     return crate.add_file(source, dest, properties={**(properties or {}), **_facts(source, within)})
+
+
+def _add_reencoded(crate, source: Path, member: str, root: Path, scratch: Path):
+    """The run's table ``source`` as the slim crate's File ``member``, re-encoded under
+    ``scratch`` (``crate.slim.reencode``); its description names the run's file's sha256 and
+    size."""
+    run_file = _facts(source, root)
+    target = scratch / "slim" / member
+    target.parent.mkdir(parents=True, exist_ok=True)
+    how = reencode(source, target)
+    description = (
+        f"{how}; the run's file: sha256 {run_file['sha256']}, {run_file['contentSize']} bytes"
+    )
+    return add_file(crate, target, member, {"description": description})
 
 
 def _facts(source: Path, within: Path | None) -> dict:

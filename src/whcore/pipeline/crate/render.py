@@ -10,6 +10,11 @@ outputs that the crate holds, written at the same place under ``out``: nothing o
 is opened or written, and no network, data or GPU is touched. Neither the raw data, nor the run
 records, nor Snakemake are needed.
 
+A slim crate (``crate.slim``) lists in its metadata the files of the run it left out: a job may
+write one of them (a figure that ``render`` redraws from the tables kept), and a figure whose
+table is left out is not drawn: its PDF, a checked member, is copied and ``notice`` says so. A
+job that needs a member the crate left out, and has no copy, is refused naming the member.
+
 Drawing takes time in what the crate says, so that is bounded too: every string of a job's spec
 (a run name, a title) and the number of its values, the rows and columns of the tables a job
 reads (refused before anything is drawn), and the whole render's time (``seconds``).
@@ -18,6 +23,7 @@ reads (refused before anything is drawn), and the whole render's time (``seconds
 from __future__ import annotations
 
 import re
+import shutil
 import signal
 import tempfile
 import threading
@@ -25,6 +31,7 @@ from argparse import Namespace
 from contextlib import contextmanager
 from pathlib import Path
 
+from ...core.io import atomic_path
 from ..jobs.claims import ClaimsSpec
 from ..jobs.epistasis_figure import EpistasisFigureSpec
 from ..jobs.figure import FigureSpec
@@ -35,6 +42,7 @@ from ..runtime.layout import Layout
 from ..runtime.runrecord import RECORD
 from .bundle import JOBS
 from .open import CrateError, OpenedCrate, open_crate, safe_member
+from .slim import COPIED, left_out
 
 __all__ = ["MAX_SECONDS", "RENDERERS", "CrateError", "render", "rendered_folder"]
 
@@ -54,6 +62,10 @@ MAX_COLUMNS = 500
 MAX_SECONDS = 600  # the whole render (--max-seconds); the tiny run's crate takes under a minute
 
 
+# Said of a table the metadata describes but the zip lacks.
+_LOST = "; its metadata describes it, so the crate lost it. Fix: bundle the run again"
+
+
 def rendered_folder(crate: str | Path) -> Path:
     """Where ``render`` writes by default: ``<run>-rendered`` beside the crate
     (``results/quick/quick.crate.zip`` -> ``results/quick/quick-rendered``), not the working
@@ -64,21 +76,39 @@ def rendered_folder(crate: str | Path) -> Path:
 
 
 def render(
-    crate: str | Path, out: str | Path, log=print, seconds: float = MAX_SECONDS
+    crate: str | Path,
+    out: str | Path,
+    log=print,
+    seconds: float = MAX_SECONDS,
+    notice=print,
 ) -> list[Path]:
     """Rebuild every figure and the claims report of ``crate`` under ``out`` (claims.md,
     claims.json, provenance.tsv and figures/ as in the run folder); returns what it wrote.
     Raises ``CrateError`` (one line) for a crate it cannot render, before writing anything, or
-    when rendering takes more than ``seconds`` (the files drawn by then stay, each whole)."""
+    when rendering takes more than ``seconds`` (the files drawn by then stay, each whole).
+    ``notice`` is told of each figure a slim crate keeps as PDF, copied rather than drawn."""
     out = Path(out).resolve()
     with tempfile.TemporaryDirectory() as tmp, _time_bound(seconds, crate):
         opened = open_crate(crate, tmp)
         jobs = _planned(opened, out)
         written = []
-        for job_id, spec, tables in jobs:
-            written += _draw(opened.name, job_id, spec, tables)
+        for job_id, spec, tables, copies in jobs:
+            if copies:
+                written += _copy(copies, notice)
+            else:
+                written += _draw(opened.name, job_id, spec, tables)
             log(f"rendered {job_id}")
     return written
+
+
+def _copy(copies: list[tuple[Path, Path, str]], notice) -> list[Path]:
+    """Copy each checked member to its place under ``out`` (whole, as a drawing is written),
+    saying that it was not drawn."""
+    for source, target, why in copies:
+        with atomic_path(target) as tmp:
+            shutil.copyfile(source, tmp)
+        notice(f"{target}: copied from the crate, not redrawn ({why})")
+    return [target for _, target, _ in copies]
 
 
 class _TooLong(BaseException):
@@ -111,10 +141,11 @@ def _time_bound(seconds: float, crate):
         signal.signal(signal.SIGALRM, previous)
 
 
-def _planned(opened: OpenedCrate, out: Path) -> list[tuple[str, object, list[str]]]:
-    """The jobs to draw: (id, spec writing under ``out``, its tables unpacked), every one
-    checked before any is drawn."""
+def _planned(opened: OpenedCrate, out: Path) -> list[tuple]:
+    """The jobs to draw: (id, spec writing under ``out``, its tables unpacked, the members to
+    copy instead of drawing), every one checked before any is drawn."""
     prefix = f"{Layout.RESULTS}/{_run_name(opened)}/"
+    absent = left_out(opened)
     plan = opened.json(JOBS)
     if not isinstance(plan, list) or not all(isinstance(entry, dict) for entry in plan):
         raise CrateError(f"{opened.name}: {JOBS} is not a list of jobs")
@@ -125,12 +156,14 @@ def _planned(opened: OpenedCrate, out: Path) -> list[tuple[str, object, list[str
             continue  # training, aggregation...: their tables are in the crate already
         job_id = str(entry.get("id"))
         where = f"{opened.name}: {JOBS}: job {job_id!r:.80}"
-        spec = _spec(kind, entry, prefix, opened, out, where)
+        spec = _spec(kind, entry, prefix, opened, out, where, absent)
         for path in spec.written():  # absolute paths under out
             if path in claimed:
                 raise CrateError(f"{where}: writes {path}, which another job writes too")
             claimed.add(path)
-        jobs.append((job_id, spec, _tables(entry, prefix, opened, where)))
+        tables, missing = _tables(entry, prefix, opened, where, absent)
+        copies = _copies(kind, spec, missing, opened, out, where) if missing else []
+        jobs.append((job_id, spec, tables, copies))
     if not jobs:
         raise CrateError(f"{opened.name}: {JOBS} names no figure or claims job to render")
     check_replaceable(*sorted(claimed), fix=f"render into a new folder, not {out}")
@@ -153,9 +186,9 @@ def _member(path, prefix: str, where: str) -> str:
     return member
 
 
-def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where: str):
+def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where: str, absent: set):
     """The job's spec as its kind checks it, its outputs moved under ``out``; each must be a
-    run output the crate holds."""
+    run output the crate holds (or, in a slim crate, says it left out)."""
     spec = entry.get("spec")
     if not isinstance(spec, dict) or not isinstance(spec.get("outputs"), dict):
         raise CrateError(f"{where}: no spec with outputs")
@@ -169,7 +202,7 @@ def _spec(kind, entry: dict, prefix: str, opened: OpenedCrate, out: Path, where:
         raise CrateError(str(err)) from None
     for path in checked.written():
         member = Path(path).relative_to(out).as_posix()
-        if member not in opened.files:
+        if member not in opened.files and member not in absent:
             raise CrateError(f"{where}: writes {member}, which is not a file of the crate")
         if not Path(path).resolve().is_relative_to(out):  # a link in --out pointing away
             raise CrateError(f"{where}: {path} leads outside {out}; nothing was written")
@@ -225,22 +258,51 @@ def _check_size(table: Path, member: str, where: str, rows: int) -> int:
     return rows
 
 
-def _tables(entry: dict, prefix: str, opened: OpenedCrate, where: str) -> list[str]:
-    """The unpacked tables a job reads: its ``--tables``, each a checked Parquet member."""
+def _tables(
+    entry: dict, prefix: str, opened: OpenedCrate, where: str, absent: set
+) -> tuple[list[str], list[str]]:
+    """The unpacked tables a job reads (its ``--tables``, each a checked Parquet member) and
+    those a slim crate left out."""
     options = entry.get("command_inputs")
     if not isinstance(options, dict) or set(options) != {"--tables"}:
         raise CrateError(f"{where}: its inputs must be --tables only")
     paths = options["--tables"]
     if not isinstance(paths, list) or not paths:
         raise CrateError(f"{where}: --tables names no table")
-    tables, rows = [], 0
+    tables, missing, rows = [], [], 0
     for path in paths:
         member = _member(path, prefix, where)
+        if member.endswith(".parquet") and member in absent and member not in opened.files:
+            missing.append(member)
+            continue
         if not member.endswith(".parquet") or member not in opened.files:
-            raise CrateError(f"{where}: reads {member}, which is not a table of the crate")
+            lost = "" if member not in opened.graph else _LOST
+            raise CrateError(f"{where}: reads {member}, which is not a table of the crate{lost}")
         rows = _check_size(opened.files[member], member, where, rows)
         tables.append(str(opened.files[member]))
-    return tables
+    return tables, missing
+
+
+def _copies(kind, spec, missing: list[str], opened: OpenedCrate, out: Path, where: str):
+    """A figure whose tables a slim crate left out: its PDF, kept in the crate, copied to its
+    place under ``out`` ([(member file, target, why)]); a claims job, or a figure without its
+    PDF, is refused naming the member and the fix."""
+    fix = (
+        "render the run's full crate (whcore bundle results/<run>, without --slim), which holds it"
+    )
+    copies = []
+    if kind is not ClaimsSpec:  # the claims are always drawn, never copied
+        for path in map(Path, spec.written()):
+            member = path.relative_to(out).as_posix()
+            if member.endswith(COPIED) and member in opened.files:
+                why = f"{missing[0]} is left out of this slim crate"
+                copies.append((opened.files[member], path, why))
+    if not copies:
+        raise CrateError(
+            f"{where}: reads {missing[0]}, which this slim crate left out, and it holds no "
+            f"copy of what the job writes. Fix: {fix}"
+        )
+    return copies
 
 
 def _draw(name: str, job_id: str, spec, tables: list[str]) -> list[Path]:

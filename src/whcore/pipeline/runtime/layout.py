@@ -48,9 +48,12 @@ class Layout:
         self.claims_json = f"{self.claims}.json"
         self.provenance = f"{self.root}/provenance.tsv"
         self.claims_log = f"{self.logs}/claims.log"
-        # the finished run as one Workflow Run RO-Crate (`whcore bundle`, rule `bundle`)
+        # the finished run as one Workflow Run RO-Crate (`whcore bundle`, rule `bundle`), and as
+        # a slim one (`whcore bundle --slim`, rule `bundle_slim`)
         self.crate = f"{self.root}/{run}.crate.zip"
         self.bundle_log = f"{self.logs}/bundle.log"
+        self.slim_crate = f"{self.root}/{run}.slim.crate.zip"
+        self.bundle_slim_log = f"{self.logs}/bundle_slim.log"
         # Snakemake's report of the run (`snakemake --report`), where the README puts it
         self.reports = (f"{self.root}/report.html", f"{self.root}/report.zip")
 
