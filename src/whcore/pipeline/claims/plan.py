@@ -26,7 +26,7 @@ import numpy as np
 from scipy import stats
 
 from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS
-from .power import INTERVAL, effect_interval, needed_cells
+from .power import INTERVAL, MAX_UNITS, effect_interval, needed_cells
 
 __all__ = [
     "PLAN_DRAWS",
@@ -327,13 +327,17 @@ def design_cost(units: dict[str, float], costs: dict[str, float], fixed: float) 
 
 
 def _candidates(current: int, top: int) -> list[int]:
-    """Units to try for one experiment: from ``current`` up to ``top`` in steps of a quarter
-    (so that a search over a large budget stays a few dozen simulations)."""
+    """Units to try for one experiment: from ``current`` up to ``top``, three steps of a quarter
+    and then doubling (near steps for a gain per unit, far ones for a gain that needs many units
+    at once), so that a search over a large budget stays a few dozen simulations a step."""
     values, n = {current, top}, current
-    while n < top:
+    for _ in range(3):
         n = max(n + 1, int(np.ceil(n * 1.25)))
         values.add(min(n, top))
-    return sorted(values)
+    while n < top:
+        n *= 2
+        values.add(min(n, top))
+    return sorted(v for v in values if v <= top)
 
 
 def plan_units(
@@ -344,8 +348,8 @@ def plan_units(
     fixed: float,
     draws: int = PLAN_DRAWS,
 ) -> dict[str, int]:
-    """Units per experiment (never fewer than the run's) that maximize the expected count of
-    claims decided after the correction over claims within ``budget`` seconds. Greedy by the
+    """Units per experiment (never fewer than the run's, at most MAX_UNITS) that maximize the
+    expected count of claims decided after the correction over claims within ``budget`` seconds. Greedy by the
     gain per second: each step takes, over every experiment and every affordable increase of
     it (``_candidates``: a jump, since a gain may need several units at once, e.g. to reach
     MIN_UNITS), the one that adds the most expected decided claims per second; it stops where
@@ -363,7 +367,10 @@ def plan_units(
     while True:
         spare, step = budget - design_cost(best, costs, fixed), None
         for experiment in planned:
-            top = best[experiment] + int(spare // costs[experiment])
+            # at most MAX_UNITS per cell, as "units needed" (beyond it a budget buys nothing the
+            # report could promise, and the search would try ever larger jumps for long)
+            affordable = best[experiment] + int(spare // costs[experiment])
+            top = max(best[experiment], min(affordable, MAX_UNITS))
             for n in _candidates(best[experiment], top)[1:]:
                 trial = {**best, experiment: n}
                 gain = score(trial) - value
