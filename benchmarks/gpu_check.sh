@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check: everything the project measures on a GPU, in one run of at most 8 minutes
+# The GPU check: everything the project measures on a GPU, in one run of at most 14 minutes
 # (each step has its own time limit; a step that runs out keeps the rows it has written, and
 # the other steps still run).
 #
@@ -20,7 +20,10 @@
 #  4. one representative job per group of the grid (experiment, real dataset, method, b or m,
 #     stacked or not) at paper settings for 1 and 2 epochs, turned into a per-group and
 #     full-grid GPU-hour table (cost.md, for the README);
-#  5. the opt-in precisions (TF32, bf16) against fp32: test R^2 and time of two grouped jobs.
+#  5. the opt-in precisions (TF32, bf16) against fp32: test R^2 and time of two grouped jobs;
+#  6. many networks per launch: a HashWH step at 20-2,000 stacked networks, eager and as one
+#     CUDA graph, per shape of the grid (benchmarks/bench_launch.py); a grouped HashWH job
+#     trained eagerly and replayed from CUDA graphs, its records compared (bench_graphs.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-benchmarks/results/gpu}"
@@ -76,4 +79,11 @@ step 200 "cost table" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" --epochs
   --single-run-above 10 --out "$OUT/cost.json" --markdown "$OUT/cost.md"
 step 30 "precision" "$PY" benchmarks/bench_precision.py --device "$DEVICE" \
   --epochs "$quick_epochs" --out "$OUT/precision.json"
+# A CPU rehearsal runs the two light shapes at small stacks (GB1's width-800 step is seconds).
+launch=(--sizes 20,100,500,2000)
+[ "$DEVICE" = cpu ] && launch=(--sizes 20,40 --cases spectrum,synthetic)
+step 240 "networks per launch" "$PY" benchmarks/bench_launch.py --device "$DEVICE" \
+  "${launch[@]}" --steps 30 --out "$OUT/launch.json"
+step 90 "training replayed from CUDA graphs" "$PY" benchmarks/bench_graphs.py --device "$DEVICE" \
+  --epochs "$quick_epochs" --out "$OUT/graphs.json"
 echo "results in $OUT: $(ls "$OUT" | tr '\n' ' ')"

@@ -36,6 +36,8 @@ def test_every_option_the_check_passes_exists():
         "benchmarks/bench_grouped.py",
         "benchmarks/bench_jobs.py",
         "benchmarks/bench_precision.py",
+        "benchmarks/bench_launch.py",
+        "benchmarks/bench_graphs.py",
     }
     for name, options in calls:
         help_text = subprocess.run(

@@ -211,3 +211,30 @@ def test_hashwh_regularizer_buffers_match_the_reference_penalty(repetitions):
         assert torch.equal(
             reg._inputs.view(2, repetitions, 64, 9), hashed_inputs(sigma.transpose(0, 1))
         )
+
+
+@pytest.mark.parametrize("repetitions", [1, 2])
+def test_an_epochs_matrices_drawn_at_its_start_are_those_drawn_step_by_step(repetitions):
+    """HashWH's on_epoch_start draws the epoch's sigmas at once; on a CPU every member then sees
+    exactly the matrices (and penalties) it would have drawn one step at a time, epoch after
+    epoch (steps of 5, then 3: the buffer is redrawn, not extended)."""
+    from whcore.core.models import MLP
+    from whcore.core.regularizers import Context, make_regularizer
+
+    seeds = [3, 4, 11]
+    net = MLP(9, 2, seeds=seeds)
+
+    def regularizer():
+        params = {"lam": 0.5, "b": 4, "repetitions": repetitions}
+        return make_regularizer("hashwh", params, Context(9, seeds, torch.device("cpu")))
+
+    step_by_step, at_start = regularizer(), regularizer()
+    for steps in (5, 3):
+        at_start.on_epoch_start(steps)
+        for _ in range(steps):
+            expected = step_by_step.penalty(net)
+            drawn = step_by_step._sigma.clone()
+            assert torch.equal(at_start.penalty(net), expected)
+            assert torch.equal(at_start._sigma, drawn)
+    # without on_epoch_start (a loop of one's own) each penalty draws its own matrices
+    assert regularizer().graph_generators() and not at_start.graph_generators()

@@ -346,6 +346,16 @@ def test_a_bad_whcore_variable_stops_the_workflow_too(tmp_path):
 
 
 @pytest.mark.workflow
+def test_a_mistyped_figure_id_gets_the_figure_ids(tmp_path):
+    result = _snakemake(tmp_path, "fig5a", "-n", "--configfile", str(TINY))
+    assert result.returncode == 1, result.stdout[-2000:]
+    assert "Error: no rule or figure is named 'fig5a'. Did you mean fig5a_real_r2?" in (
+        result.stdout
+    )
+    assert "fig1a_support_evolution" in result.stdout and "Traceback" not in result.stdout
+
+
+@pytest.mark.workflow
 def test_zero_cores_is_refused_in_one_line(tmp_path):
     """`--cores 0` would leave Snakemake waiting at "Select jobs to execute..." for ever."""
     result = _snakemake(tmp_path, "--cores", "0", "--configfile", str(TINY))
@@ -395,13 +405,15 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert done.returncode == 0, done.stdout[-2000:]
     made = (work / target).read_bytes()
     record = json.loads((work / "results/tiny/configuration.json").read_text())
-    assert record["source"] == str(first)
+    # recorded relative to the run's working directory: no maker's home folder in a crate
+    first_label, second_label = (os.path.relpath(path, work) for path in (first, second))
+    assert record["source"] == first_label == os.path.join("..", "first.yaml")
 
     refused = _snakemake(work, target, "--cores", "1", "--configfile", str(second))
     assert refused.returncode == 1, refused.stdout[-2000:]
     line = next(x for x in refused.stdout.splitlines() if x.startswith("Error: results/tiny"))
-    assert f"made by another configuration ({first}, digest" in line
-    assert f"than this one ({second}, digest" in line and "--config run_name=tiny-2" in line
+    assert f"made by another configuration ({first_label}, digest" in line
+    assert f"than this one ({second_label}, digest" in line and "--config run_name=tiny-2" in line
     assert "--config replace_run=True" in line and "Traceback" not in refused.stdout
     assert (work / target).read_bytes() == made
     dry = _snakemake(work, target, "-n", "--configfile", str(second))
@@ -419,7 +431,7 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     assert replaced.returncode == 0, replaced.stdout[-2000:]
     assert (work / target).read_bytes() != made
     record = json.loads((work / "results/tiny/configuration.json").read_text())
-    assert record["source"] == f"{second} and --config"
+    assert record["source"] == f"{second_label} and --config"
     again = _snakemake(work, target, "-n", "--configfile", str(second))
     assert "made by another" not in again.stdout
 

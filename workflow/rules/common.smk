@@ -12,6 +12,7 @@ from whcore.pipeline.contract.snakefile import (
     aggregate_inputs,
     aggregate_log,
     aggregate_outputs,
+    command_line_targets,
     config_source,
     describe_rule,
     figure_summary,
@@ -21,6 +22,7 @@ from whcore.pipeline.contract.snakefile import (
     report_missing_raw_files,
     settle_slurm_orphans,
     start,
+    unknown_targets,
 )
 from whcore.pipeline.figures.registry import DATASET_FIGURES, FIGURES
 from whcore.pipeline.runtime.guards import hold_run_lock

@@ -41,6 +41,7 @@ class ENS(Regularizer):
     PARAMS = METHOD_INFO[name].params
     DEFAULTS = METHOD_INFO[name].defaults
     PER_MEMBER = METHOD_INFO[name].per_member
+    GRAPH_SAFE = False  # its steps stay eager: SPRIGHT's many samples, not launches, set its cost
 
     def __init__(
         self,

@@ -183,11 +183,119 @@ def _add_bundle_commands(sub) -> None:
     p.set_defaults(func=_cmd_macros)
 
 
+# --- the design planner -------------------------------------------------------------------------
+
+
+def _run_config(run: Path, configfile: str | None) -> tuple[dict, str]:
+    """The configuration that made ``run`` (results/<run>), as its record names it (its files
+    merged in order, as Snakemake merges them) or as ``configfile`` gives it: (the settings,
+    the files as a Snakemake argument)."""
+    from .claims.plan import merged
+    from .runtime.runrecord import recorded_maker, source_files
+    from .runtime.yaml_files import read_yaml
+
+    files = [configfile] if configfile else []
+    if configfile is None:
+        made = recorded_maker(run)
+        files, overrides = source_files(made[1]) if made else ([], False)
+        if not made or overrides or made[0] == "unreadable":
+            raise ValueError(
+                f"{run / 'configuration.json'}: names no configuration file that holds every "
+                f"setting ({made[1] if made else 'no record'}); give it with --configfile"
+            )
+    config: dict = {}
+    for file in files:
+        config = merged(config, read_yaml(file, "config file"))
+    return config, " ".join(files)
+
+
+def _plan_costs(args, run: Path, units: dict[str, int]) -> tuple[dict[str, float], float]:
+    """Seconds per unit of each experiment and the fixed seconds: from ``--costs`` (a YAML of
+    ``per_unit: {experiment: seconds}`` and ``fixed: seconds``) or measured from the run."""
+    from .claims.costs import unit_costs
+    from .runtime.yaml_files import read_yaml
+
+    if not args.costs:
+        return unit_costs(run.parent.parent, run.name, units)
+    table = read_yaml(args.costs, "costs file")
+    try:
+        per_unit = {str(e): float(v) for e, v in table["per_unit"].items()}
+        return per_unit, float(table.get("fixed", 0.0))
+    except (KeyError, TypeError, AttributeError, ValueError) as err:
+        raise ValueError(
+            f"{args.costs}: field per_unit (or fixed) unreadable ({err}); write "
+            "'per_unit: {spectrum: 120.0}' (seconds per unit) and 'fixed: 600' (seconds)"
+        ) from None
+
+
+def _cmd_plan(args) -> None:
+    import copy
+
+    import yaml
+
+    from .claims import plan
+    from .contract.config import load_config
+    from .contract.schema import SCHEMA_PATH
+
+    run = Path(args.run)
+    models = plan.read_models(Path(args.claims) if args.claims else run / "claims.json")
+    raw, configfile = _run_config(run, args.configfile)
+    config = load_config(copy.deepcopy(raw), str(SCHEMA_PATH))
+    units = plan.run_units(config, models)
+    cost = _plan_costs(args, run, units)
+    gpu = args.gpu_hours is not None
+    hours, option = (args.gpu_hours, "--gpu-hours") if gpu else (args.cpu_hours, "--cpu-hours")
+    planned = plan.plan(models, units, cost, hours * 3600, args.draws, option)
+    layer = plan.overlay(planned, config["run_name"])
+    load_config(plan.merged(raw, layer), str(SCHEMA_PATH))  # the overlay must make a valid config
+    # One --configfile with both files: a second --configfile would replace the first.
+    command = f"snakemake --configfile {configfile} {args.out}"
+    Path(args.out).write_text(f"# whcore plan of {run}: {command}\n" + yaml.safe_dump(layer))
+    label = "GPU-hours" if gpu else "core-hours"
+    for line in plan.plan_lines(models, units, planned, cost, args.cores, args.draws, label):
+        print(line)
+    print(f"wrote {args.out}: {command}")
+
+
+def _add_plan_command(sub) -> None:
+    p = sub.add_parser(
+        "plan",
+        help="units per experiment that decide the most claims within a budget (a config overlay)",
+    )
+    p.add_argument("run", help="a finished run folder, results/<run> (its claims.json, its jobs)")
+    p.add_argument("--claims", help="the claims.json to plan from (default: <run>/claims.json)")
+    p.add_argument(
+        "--configfile", help="the configuration that made the run (default: the one it records)"
+    )
+    p.add_argument(
+        "--costs",
+        help="seconds per unit instead of those measured from the run's jobs (YAML: "
+        "per_unit: {experiment: seconds}, fixed: seconds)",
+    )
+    budget = p.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--cpu-hours", type=float, help="core-hours for the whole planned run")
+    budget.add_argument(
+        "--gpu-hours",
+        type=float,
+        help="hours of one GPU for the whole planned run (costs measured on one)",
+    )
+    p.add_argument("--cores", type=int, default=1, help="cores the run gets (for its wall time)")
+    p.add_argument("--out", default="plan.yaml", help="the overlay to write (default plan.yaml)")
+    p.add_argument("--draws", type=int, default=2000, help="simulated runs per design")
+    p.set_defaults(func=_cmd_plan)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="whcore", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"whcore {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (add_job_commands, _add_data_commands, add_lookup_command, _add_bundle_commands):
+    for add in (
+        add_job_commands,
+        _add_data_commands,
+        add_lookup_command,
+        _add_bundle_commands,
+        _add_plan_command,
+    ):
         add(sub)
     return parser
 

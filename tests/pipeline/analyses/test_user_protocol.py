@@ -511,3 +511,32 @@ def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, mon
     assert "## Beside ProteinGym's supervised leaderboard" in report
     ridge = board[(board["method"] == "ridge") & (board["scheme"] == "fold_modulo_5")].iloc[0]
     assert f"| mine | modulo | ridge | {ridge['pooled_spearman']:.4f} |" in report
+
+
+@pytest.mark.workflow
+def test_a_third_assay_runs_the_leaderboard_mode_by_configuration(tmp_path):
+    """Beside GB1 and avGFP: a generated assay in ProteinGym's format (singles at a dozen
+    positions and six double mutants), named in a configuration with ``protocol:
+    leaderboard``, runs through Snakemake; its table scores every method on the singles and
+    counts the doubles it left out."""
+    import subprocess
+
+    import yaml
+    from conftest import snakemake_cmd, snakemake_env
+    from test_leaderboard import published_table
+
+    table = published_table(with_folds=True)
+    table.to_csv(tmp_path / "a.csv", index=False)
+    quick = "leaderboard: {training: {epochs: 3}, methods: {hashwh: {b: [3], lam: [0.1]}}}"
+    contract = protocol_contract(f", folds: [fold_random_5], {quick}", "", "leaderboard")
+    (tmp_path / "gym.yaml").write_text(yaml.safe_dump(contract.config))
+    target = contract.layout.table_path("leaderboard_mine")
+    command = snakemake_cmd(
+        tmp_path, target, "--cores", "2", "--configfile", str(tmp_path / "gym.yaml")
+    )
+    result = subprocess.run(command, env=snakemake_env(), text=True, capture_output=True)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    scores = pd.read_parquet(tmp_path / target)
+    assert set(scores["method"]) == {"onehot", "ridge", "standard", "hashwh"}
+    assert (scores["multiples_left_out"] == 6).all()
+    assert scores["pooled_spearman"].notna().all()

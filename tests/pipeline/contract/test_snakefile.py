@@ -74,6 +74,17 @@ def test_the_config_source_names_the_files_or_the_default():
     assert "a.yaml" in overridden and overridden != config_source(["a.yaml"], False, "d")
 
 
+def test_the_config_source_is_relative_to_the_working_directory(tmp_path, monkeypatch):
+    """Snakemake passes absolute paths; the run's record (and so its crate) must not carry the
+    maker's home folder."""
+    monkeypatch.chdir(tmp_path)
+    inside, outside = tmp_path / "config" / "quick.yaml", tmp_path.parent / "elsewhere.yaml"
+    assert config_source([inside], False, "d") == os.path.join("config", "quick.yaml")
+    assert config_source([outside], False, "d") == os.path.join("..", "elsewhere.yaml")
+    assert config_source([], False, str(inside)) == os.path.join("config", "quick.yaml")
+    assert str(tmp_path) not in config_source([inside, outside], True, "d")
+
+
 def test_start_plans_the_run_and_sets_the_jobs_environment(started, monkeypatch):
     begun, warnings = started
     assert begun.layout.root == "results/tiny"
@@ -243,3 +254,29 @@ def test_missing_raw_files_are_reported_for_the_download_jobs_only(monkeypatch):
         "mirror": None,
     }
     assert said == ["resources/raw/gb1/x.csv is missing. Fix: ..."]
+
+
+def test_a_mistyped_figure_id_names_the_ids_and_the_closest():
+    figures = ["fig5a_real_r2", "fig5b_real_runtime", "fig1a_support_evolution"]
+    rules = [*figures, "all", "train", "bundle"]
+    never = lambda path: False  # noqa: E731
+    message = snakefile.unknown_targets(["fig5a"], rules, figures, exists=never)
+    assert message.startswith("Error: no rule or figure is named 'fig5a'.")
+    assert "Did you mean fig5a_real_r2?" in message
+    assert all(f in message for f in figures) and "snakemake --list-rules" in message
+    typo = snakefile.unknown_targets(["fig5b_real_runtim"], rules, figures, exists=never)
+    assert "Did you mean fig5b_real_runtime?" in typo
+    # rules, paths and files are Snakemake's to resolve
+    for fine in (["fig5a_real_r2", "all"], ["results/quick/figures/fig5a_real_r2.pdf"], ["x.csv"]):
+        assert snakefile.unknown_targets(fine, rules, figures, exists=never) is None
+    assert snakefile.unknown_targets(["my_file"], rules, figures, exists=lambda p: True) is None
+
+
+def test_targets_are_read_from_a_snakemake_command_line_only():
+    argv = ["/venv/bin/snakemake", "fig5a", "--cores", "2", "--configfile", "c.yaml", "-n"]
+    assert snakefile.command_line_targets(argv) == ["fig5a"]
+    module = ["/venv/lib/python3.11/site-packages/snakemake/__main__.py", "-s", "S", "fig5a"]
+    assert snakefile.command_line_targets(module) == ["fig5a"]
+    # pytest, a cluster job or an API call: its arguments are not snakemake's targets
+    assert snakefile.command_line_targets(["/venv/bin/pytest", "-m", "not slow"]) == []
+    assert snakefile.command_line_targets([]) == []

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .power import needed_line
+from .power import design_part, needed_line
 from .sensitivity import FIXED, first_true
 from .stats import (
     ALPHA,
@@ -92,6 +92,9 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
         "test R^2 (amplitude order - degree order)",
         ("forest", "forests"),
     )
+    # The planner simulates the mean gap's tests; the per-step refuting tests it leaves out.
+    part = design_part(mean_pairs, ["cell"], overlap=overlap or 0.0)
+    claim.design = {"unit": "forest", "parts": [part], "left_out": "the per-step refuting tests"}
     if not overlap:
         claim.details += "; split sizes not recorded: the t-tests are not corrected"
     if claim.verdict == UNSURE:

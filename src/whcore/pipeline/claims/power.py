@@ -155,7 +155,10 @@ def unit_differences(
     if not keys:  # no unit key: each cell's units are its own
         frame = frame.assign(unit=frame.groupby(cell).cumcount().astype(str) + "@")
         keys = ["unit"]
-    return frame.pivot_table(index=keys, columns=cell, values="difference", aggfunc="mean")
+    # pivot_table's table, by the groupby it wraps (a third of its time: every claim's design
+    # and every "units needed" line build it)
+    table = frame.groupby([*keys, *cell], sort=True)["difference"].mean().unstack(cell)
+    return table.sort_index(axis=1)
 
 
 def cell_moments(
@@ -166,6 +169,39 @@ def cell_moments(
     table = unit_differences(pairs, cell, unit)
     cov = table.cov(min_periods=2).to_numpy(dtype=float)
     return table.mean(), np.nan_to_num(cov, nan=0.0), table.count()
+
+
+def _finite_or_none(values) -> list:
+    """``values`` as JSON numbers (NaN, which JSON lacks, as null)."""
+    return [float(v) if np.isfinite(v) else None for v in np.asarray(values, float).ravel()]
+
+
+def design_part(
+    pairs: pd.DataFrame,
+    cell: list[str],
+    test: str = "greater",
+    share: float = 1.0,
+    unit: list[str] | None = None,
+    margin: float = 0.0,
+    overlap: float = 0.0,
+) -> dict:
+    """One part of a claim's ``design``, as a planner simulates it: the moments ``cell_moments``
+    gives (per cell the mean unit difference a - b, the cells' covariance, the finished units)
+    and the rule the part is judged by: ``test`` "greater" (a beats b, ``cells_verdict``),
+    "equivalence" (``stats.equivalence``) or "below" (``stats.not_better``), at ``margin``, over
+    ``share`` of the cells; ``overlap``: n_test / n_train of the corrected resampled t-test
+    (0: the plain one)."""
+    mean, cov, units = cell_moments(pairs, cell, unit)
+    return {
+        "test": test,
+        "share": float(share),
+        "margin": float(margin),
+        "overlap": float(overlap),
+        "cells": [_label(key) for key in mean.index],
+        "units": [int(n) for n in units.to_numpy()],
+        "mean": _finite_or_none(mean.to_numpy()),
+        "cov": [_finite_or_none(row) for row in cov],
+    }
 
 
 INTERVAL = 0.8  # the confidence of the "units needed" interval

@@ -39,6 +39,14 @@ CHECKS = [
     ("real_selected", real_claims),
     ("entacmaea_energy", entacmaea_claims),
 ]
+# The experiment (config section) whose units each group's claims rest on: the planner
+# (``claims.plan``) adds units to it.
+EXPERIMENTS = {
+    "spectrum_selected": "spectrum",
+    "synthetic_selected": "synthetic",
+    "real_selected": "real",
+    "entacmaea_energy": "entacmaea_energy",
+}
 
 NOT_CHECKABLE = [
     (
@@ -61,11 +69,12 @@ def evaluate_claims(tables: dict[str, pd.DataFrame], settings: dict | None = Non
     """Every claim whose tables are present (the others listed as not evaluated), with the
     correction over all tested claims in ``across``. ``settings``: the runtime cell
     (runtime_n, runtime_c) of the speed claim."""
-    claims = ablation_claims(tables) if any(t.startswith("ablation_") for t in tables) else []
+    ablation = any(t.startswith("ablation_") for t in tables)
+    claims = with_experiment(ablation_claims(tables), "ablation") if ablation else []
     claims += hashing_claims()
     for table, check in CHECKS:
         if table in tables:
-            claims += check(tables, settings)
+            claims += with_experiment(check(tables, settings), EXPERIMENTS[table])
         else:
             claims.append(
                 Claim(
@@ -81,6 +90,14 @@ def evaluate_claims(tables: dict[str, pd.DataFrame], settings: dict | None = Non
     fill_scope(claims, tables)
     correct_across(claims)
     mark_shared_tests(claims)
+    return claims
+
+
+def with_experiment(claims: list[Claim], experiment: str) -> list[Claim]:
+    """``claims``, each with a design naming ``experiment`` as the one its units come from."""
+    for claim in claims:
+        if claim.design:
+            claim.design = {"experiment": experiment, **claim.design}
     return claims
 
 

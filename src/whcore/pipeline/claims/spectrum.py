@@ -15,7 +15,7 @@ import pandas as pd
 
 from .dynamics import learned_first_claim, overfitting_claim
 from .energy import energy_claims
-from .power import verdicts_only
+from .power import design_part, verdicts_only
 from .scope import experiment_scope, members_scope
 from .sensitivity import FIXED, margin_line
 from .spectrum_units import (
@@ -495,6 +495,14 @@ def standard_comparable_on_support(final, hashed, b_of) -> Claim:
         UNITS,
         scope=f"train size {sizes} only, of the paper's 100 and 400",
         sensitivity=margin_line(COMPARABLE_MARGIN, cells),
+        design={
+            "unit": UNITS[0],
+            "parts": [
+                design_part(
+                    pairs, ["train_size", "hash_size"], "equivalence", margin=COMPARABLE_MARGIN
+                )
+            ],
+        },
     )
 
 

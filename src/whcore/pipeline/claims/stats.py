@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, POWER, SKIPPED, UNSURE
-from .power import needed_cells, needed_line
+from .power import design_part, needed_cells, needed_line
 
 __all__ = ["ALPHA", "FAILS", "HOLDS", "MIN_UNITS", "NEARLY_ALL", "POWER", "SKIPPED", "UNSURE"]
 
@@ -63,6 +63,9 @@ class Claim:
     fdr: str = ""  # the verdict at a false discovery rate of ALPHA (Benjamini-Yekutieli)
     post_hoc: str = ""  # a deciding constant chosen after the data was seen: which, and why
     same_test_as: str = ""  # the claim decided by the very same test as this one (counted once)
+    # What a planner needs to simulate the claim at another number of units (``power.design``):
+    # the experiment and unit it rests on and, per part, its cells' unit-difference moments.
+    design: dict = field(default_factory=dict)
 
 
 def skipped(cid: str, quote: str, source: str, why: str) -> Claim:
@@ -460,8 +463,19 @@ def paired_claim(
     if len(cells) and counts:
         details += f"; units with a diverged run: {', '.join(counts)}"
     needed = needed_line(pairs, cell, share, unit) if result.verdict == UNSURE else ""
+    design = {"unit": units[0], "parts": [design_part(pairs, cell, "greater", share, unit)]}
     return cells_claim(
-        cid, quote, test, source, result, cells, what, units, details=details, needed=needed
+        cid,
+        quote,
+        test,
+        source,
+        result,
+        cells,
+        what,
+        units,
+        details=details,
+        needed=needed,
+        design=design,
     )
 
 
@@ -533,4 +547,14 @@ def combine(first: Claim, second: Claim, parts: tuple[str, str]) -> Claim:
         short_cells=first.short_cells + second.short_cells,
         p_refute=p_refute,
         refute_tests=raw,
+        design=joined_design(first, second),
     )
+
+
+def joined_design(*claims: Claim) -> dict:
+    """The design of a claim made of ``claims``: their parts together (it holds where every
+    part holds); none where a part has none or the parts rest on different units."""
+    designs = [c.design for c in claims]
+    if not all(designs) or len({d.get("unit") for d in designs}) > 1:
+        return {}
+    return {**designs[0], "parts": [part for d in designs for part in d["parts"]]}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .power import needed_line
+from .power import design_part, needed_line
 from .scope import experiment_scope
 from .sensitivity import FIXED, factor_line, first_true, nearly_all_line, share_line
 from .spectrum_units import hashwh_variants_by_b
@@ -180,6 +180,8 @@ def ens_no_improvement(selected) -> Claim:
     what = "test R^2 (EN-S - standard)"
     claim = cells_claim(cid, quote, test, source, result, cells, what, UNITS)
     claim.sensitivity = no_gain_sensitivity(pairs)
+    part = design_part(pairs, ["n", "c"], "below", NEARLY_ALL, margin=NO_GAIN_MARGIN)
+    claim.design = {"unit": UNITS[0], "parts": [part]}
     return claim
 
 

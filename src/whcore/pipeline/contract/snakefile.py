@@ -10,10 +10,12 @@ at start and on error. The logic lives here so that it is unit-tested
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...core.methods import METHOD_INFO
 from ...data.datasets import REGISTRY
@@ -39,6 +41,7 @@ __all__ = [
     "aggregate_log",
     "aggregate_outputs",
     "alternatives",
+    "command_line_targets",
     "config_source",
     "describe_rule",
     "figure_summary",
@@ -48,6 +51,7 @@ __all__ = [
     "report_missing_raw_files",
     "settle_slurm_orphans",
     "start",
+    "unknown_targets",
 ]
 
 # `whcore aggregate` with one option per input role (an empty role passes no file). One command
@@ -65,9 +69,18 @@ class StartError(Exception):
 
 
 def config_source(config_files, overridden: bool, default: str) -> str:
-    """The config files of this run for error messages (the default one where none was given;
-    ``overridden``: --config replaced some values)."""
-    return source_label([str(path) for path in config_files] or [default], overridden)
+    """The config files of this run for its record and error messages (the default one where
+    none was given; ``overridden``: --config replaced some values), each relative to the
+    working directory (the run's, where ``whcore bundle`` looks for it): Snakemake gives them
+    absolute, and a published crate would carry its maker's home folder."""
+    return source_label([_relative(path) for path in config_files or [default]], overridden)
+
+
+def _relative(path) -> str:
+    try:
+        return os.path.relpath(path) if os.path.isabs(path) else str(path)
+    except ValueError:  # another drive (Windows): no relative path exists
+        return str(path)
 
 
 def alternatives(names) -> str:
@@ -282,3 +295,36 @@ def report_missing_raw_files(jobs, fetchers, planned_at: float, mirror, say) -> 
     ]
     for line in missing_raw_lines(downloads, planned_at, mirror or None):
         say(line)
+
+
+def command_line_targets(argv: list[str]) -> list[str]:
+    """The targets of a ``snakemake`` command line (Snakemake's own parser reads it), or none
+    where this process is not the snakemake command (a test, a job of a cluster run)."""
+    program = Path(argv[0]) if argv else Path()
+    if "snakemake" not in (program.name, program.parent.name):
+        return []
+    from snakemake.cli import get_argument_parser
+
+    args, _ = get_argument_parser().parse_known_args(argv[1:])
+    return list(args.targets or [])
+
+
+def unknown_targets(targets, rule_names, figure_ids, exists=os.path.exists) -> str | None:
+    """The error for targets that are neither a rule nor a path, with the names that are:
+    Snakemake alone says "No rule to produce fig5a" and nothing of the figures' ids. A target
+    with a slash or a dot is a file (every output of the workflow is one), left to Snakemake."""
+    rules = set(rule_names)
+    unknown = [t for t in targets if not re.search(r"[/.]", t) and t not in rules and not exists(t)]
+    if not unknown:
+        return None
+    figures = list(figure_ids)
+    names = figures + sorted(rules - set(figures))
+    close = [name for name in names if name.startswith(unknown[0])][:3] or (
+        difflib.get_close_matches(unknown[0], names, n=3)
+    )
+    guess = f" Did you mean {' or '.join(close)}?" if close else ""
+    return (
+        f"Error: no rule or figure is named {', '.join(map(repr, unknown))}.{guess} The figure "
+        f"ids (targets go first: snakemake <id> --cores N): {', '.join(figures)}; every rule: "
+        "snakemake --list-rules."
+    )

@@ -1,0 +1,84 @@
+"""What one unit of each experiment cost in a finished run, from Snakemake's own records.
+
+Snakemake records each job's start and end (``.snakemake/metadata`` of the run's working
+folder, one record per output; a job of several outputs is counted once). A job's cost is its
+wall-clock seconds from start to end: process start-up, imports, data loading, training,
+evaluation and writing are all counted; time Snakemake spends between jobs (scheduling,
+checking files) and jobs that ran in another working folder are not. A job counts one core
+for its wall time: one that holds several threads (``train_threads``, the ablation's and
+baselines' 2) is under-counted by that factor where it got them. The jobs that grow with an
+experiment's units (its training, targets, baselines, forests: by output path or rule) are its
+cost; divided by the run's units of it, the cost of one unit. Every other job (download,
+binarize, aggregation, figures, claims) is a fixed cost that more units leave about unchanged.
+Epoch times in the run records would leave out start-up and evaluation, and exist for networks
+only, so they are not used."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+
+__all__ = ["job_seconds", "unit_costs"]
+
+# Rules whose jobs belong to an experiment whatever their output path.
+RULE_EXPERIMENTS = {"ablation": "ablation", "baselines": "real"}
+
+
+def job_seconds(workdir: str | Path) -> list[tuple[str, str, float]]:
+    """(rule, first output, wall seconds) of every finished job Snakemake recorded under
+    ``workdir``/.snakemake/metadata."""
+    folder = Path(workdir) / ".snakemake" / "metadata"
+    jobs = {}
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            file = Path(dirpath) / name
+            encoded = "".join(file.relative_to(folder).parts)  # long names are split in folders
+            try:
+                output = base64.urlsafe_b64decode(encoded).decode()
+                record = json.loads(file.read_text())
+                start, end = float(record["starttime"]), float(record["endtime"])
+            except (ValueError, OSError, KeyError, TypeError):
+                continue  # not a job's record (or an unfinished one)
+            # One job of several outputs has a record per output, with the same job hash
+            # (their times differ by the microseconds between writing them).
+            key = (record.get("rule", ""), record.get("job_hash", round(start)))
+            first = jobs.get(key, (output, start, end))
+            jobs[key] = (min(first[0], output), min(first[1], start), max(first[2], end))
+    return [(rule, output, end - start) for (rule, _), (output, start, end) in sorted(jobs.items())]
+
+
+def experiment_of(rule: str, output: str, run: str) -> str | None:
+    """The experiment whose units a job's cost grows with; None for a fixed job."""
+    if rule in RULE_EXPERIMENTS:
+        return RULE_EXPERIMENTS[rule]
+    parts = Path(output).parts
+    root = ("results", run)
+    if parts[:2] == root and len(parts) > 3 and parts[2] in ("runs", "spectra", "synthetic"):
+        return parts[3]  # runs/<experiment>/..., spectra/<experiment>/..., targets
+    return None
+
+
+def unit_costs(
+    workdir: str | Path, run: str, units: dict[str, int]
+) -> tuple[dict[str, float], float]:
+    """Seconds per unit of each experiment of ``units`` (the run's units of it) and the seconds
+    of the fixed jobs, from the run ``run`` in ``workdir``; an error naming the folder where
+    Snakemake left no records of its jobs."""
+    jobs = job_seconds(workdir)
+    if not jobs:
+        raise ValueError(
+            f"{Path(workdir) / '.snakemake' / 'metadata'}: no finished job recorded, so no unit "
+            "cost can be measured; give the run's working folder (the one holding .snakemake/ "
+            "and results/<run>/) or the costs per unit with --costs FILE"
+        )
+    spent = dict.fromkeys(units, 0.0)
+    fixed = 0.0
+    for rule, output, seconds in jobs:
+        experiment = experiment_of(rule, output, run)
+        if experiment in spent:
+            spent[experiment] += seconds
+        else:
+            fixed += seconds
+    return {e: spent[e] / units[e] for e in units if spent[e] > 0}, fixed
