@@ -28,8 +28,9 @@ _VERDICTS_ONLY = ContextVar("verdicts_only", default=False)  # set by ``verdicts
 @contextmanager
 def verdicts_only():
     """Claims made inside carry no "units needed" line (``needed_line`` simulates nothing and
-    says ""): for a caller that reads only their verdicts, such as a sensitivity line, where
-    the simulations were most of the time and their lines were thrown away."""
+    says "") and no planner's moments (``design_part`` gives {}): for a caller that reads only
+    their verdicts, such as a sensitivity line or a calibration's replications, where these
+    were most of the time and were thrown away."""
     token = _VERDICTS_ONLY.set(True)
     try:
         yield
@@ -191,6 +192,8 @@ def design_part(
     "equivalence" (``stats.equivalence``) or "below" (``stats.not_better``), at ``margin``, over
     ``share`` of the cells; ``overlap``: n_test / n_train of the corrected resampled t-test
     (0: the plain one)."""
+    if _VERDICTS_ONLY.get():
+        return {}
     mean, cov, units = cell_moments(pairs, cell, unit)
     return {
         "test": test,
