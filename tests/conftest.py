@@ -11,6 +11,16 @@ from types import SimpleNamespace
 import pytest
 
 
+def pytest_configure(config):
+    """One PyTorch thread in the test process, as every job of the workflow has (--threads 1):
+    the tests' networks are tiny, and a second thread contending for the cores costs far more
+    than it gives (7x the CPU time of a leaderboard test on two busy cores). Set here, not by
+    whichever test first runs a job in-process, so that no test's cost depends on the order."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``gpu`` run where CUDA is present (`pytest -m gpu` runs only them)."""
     import torch

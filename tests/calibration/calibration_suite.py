@@ -25,7 +25,6 @@ standard deviation of a unit's difference)."""
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import math
 from collections.abc import Callable
@@ -45,6 +44,7 @@ from whcore.pipeline.claims import (
     synthetic_claims,
 )
 from whcore.pipeline.claims.dynamics import learned_first_claim, overfitting_claim
+from whcore.pipeline.claims.power import verdicts_only
 from whcore.pipeline.claims.spectrum import (
     COMPARABLE_MARGIN,
     COMPARABLE_SIZES,
@@ -950,20 +950,11 @@ def boundary_shift(case: Case, design: Design) -> np.ndarray:
 
 @contextmanager
 def without_units_needed():
-    """The engine without its "units needed" lines: a power simulation per undecided claim,
-    more than half of an evaluation's time, that no verdict reads."""
-    modules = [
-        importlib.import_module(f"whcore.pipeline.claims.{name}")
-        for name in ("stats", "dynamics", "synthetic", "exact")
-    ]
-    saved = {m: m.needed_line for m in modules if hasattr(m, "needed_line")}
-    for module in saved:
-        module.needed_line = lambda *args, **kwargs: ""
-    try:
+    """The engine making verdicts only (``power.verdicts_only``): no "units needed" line, a
+    power simulation per undecided claim and more than half of an evaluation's time, and no
+    planner's moments, neither of which a verdict reads."""
+    with verdicts_only():
         yield
-    finally:
-        for module, function in saved.items():
-            module.needed_line = function
 
 
 def verdict_rate(

@@ -86,3 +86,14 @@ def test_a_measured_effect_at_or_below_0_by_chance_leaves_the_interval_open(effe
     )
     assert line.startswith("more than 500 units per cell would give it 80% power"), line
     assert "80% interval" in line and "to more than 500" in line
+
+
+def test_verdicts_only_skips_the_units_needed_line_and_nothing_else():
+    """Inside ``verdicts_only`` (the window sensitivity's extra evaluations) needed_line says
+    nothing; outside, and after it, the same line as before."""
+    pairs = one_cell(np.random.default_rng(3), 0.3, 5)
+    line = needed_line(pairs, ["cell"])
+    assert "units per cell would give it" in line
+    with power.verdicts_only():
+        assert needed_line(pairs, ["cell"]) == ""
+    assert needed_line(pairs, ["cell"]) == line

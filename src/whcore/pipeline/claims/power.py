@@ -9,6 +9,9 @@ Holm over the cells where a share of them must hold."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 import pandas as pd
 from scipy import stats
@@ -19,6 +22,20 @@ from .levels import ALPHA, INTEREST_SD, MIN_UNITS, POWER
 POWER_DRAWS = 2_000  # simulated runs behind a power figure
 MAX_UNITS = 500  # the "units needed" search stops here ("more than ...")
 _CHUNK = 4_000_000  # normal draws per block of the simulation (memory bound)
+_VERDICTS_ONLY = ContextVar("verdicts_only", default=False)  # set by ``verdicts_only``
+
+
+@contextmanager
+def verdicts_only():
+    """Claims made inside carry no "units needed" line (``needed_line`` simulates nothing and
+    says "") and no planner's moments (``design_part`` gives {}): for a caller that reads only
+    their verdicts, such as a sensitivity line or a calibration's replications, where these
+    were most of the time and were thrown away."""
+    token = _VERDICTS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _VERDICTS_ONLY.reset(token)
 
 
 def needed_cells(share: float, cells: int) -> int:
@@ -175,6 +192,8 @@ def design_part(
     "equivalence" (``stats.equivalence``) or "below" (``stats.not_better``), at ``margin``, over
     ``share`` of the cells; ``overlap``: n_test / n_train of the corrected resampled t-test
     (0: the plain one)."""
+    if _VERDICTS_ONLY.get():
+        return {}
     mean, cov, units = cell_moments(pairs, cell, unit)
     return {
         "test": test,
@@ -234,6 +253,8 @@ def needed_line(
     many cells are significantly below 0 (one-sided t-test at ALPHA): a measured effect at or
     below 0 that chance explains leaves the interval open instead. ``unit``: see
     ``unit_differences``."""
+    if _VERDICTS_ONLY.get():
+        return ""
     mean, cov, units = cell_moments(pairs, cell, unit)
     if mean.empty:
         return ""

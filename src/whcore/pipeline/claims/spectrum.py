@@ -15,7 +15,7 @@ import pandas as pd
 
 from .dynamics import learned_first_claim, overfitting_claim
 from .energy import energy_claims
-from .power import design_part
+from .power import design_part, verdicts_only
 from .scope import experiment_scope, members_scope
 from .sensitivity import FIXED, margin_line
 from .spectrum_units import (
@@ -108,7 +108,8 @@ def window_sensitivity(claims: list[Claim], tables) -> None:
     if "spectrum_selected" not in tables:
         return
     windows = (FINAL_EPOCHS // 2, FINAL_EPOCHS * 2)
-    other = {w: {c.id: c.verdict for c in spectrum_comparisons(tables, w)} for w in windows}
+    with verdicts_only():  # only the verdicts are read: no units-needed simulations
+        other = {w: {c.id: c.verdict for c in spectrum_comparisons(tables, w)} for w in windows}
     for claim in claims:
         if claim.verdict == SKIPPED or claim.id not in other[windows[0]]:
             continue
