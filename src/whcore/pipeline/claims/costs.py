@@ -15,10 +15,9 @@ only, so they are not used."""
 
 from __future__ import annotations
 
-import base64
-import json
-import os
 from pathlib import Path
+
+from ..runtime.job_records import job_records
 
 __all__ = ["job_seconds", "unit_costs"]
 
@@ -29,23 +28,17 @@ RULE_EXPERIMENTS = {"ablation": "ablation", "baselines": "real"}
 def job_seconds(workdir: str | Path) -> list[tuple[str, str, float]]:
     """(rule, first output, wall seconds) of every finished job Snakemake recorded under
     ``workdir``/.snakemake/metadata."""
-    folder = Path(workdir) / ".snakemake" / "metadata"
     jobs = {}
-    for dirpath, _, files in os.walk(folder):
-        for name in files:
-            file = Path(dirpath) / name
-            encoded = "".join(file.relative_to(folder).parts)  # long names are split in folders
-            try:
-                output = base64.urlsafe_b64decode(encoded).decode()
-                record = json.loads(file.read_text())
-                start, end = float(record["starttime"]), float(record["endtime"])
-            except (ValueError, OSError, KeyError, TypeError):
-                continue  # not a job's record (or an unfinished one)
-            # One job of several outputs has a record per output, with the same job hash
-            # (their times differ by the microseconds between writing them).
-            key = (record.get("rule", ""), record.get("job_hash", round(start)))
-            first = jobs.get(key, (output, start, end))
-            jobs[key] = (min(first[0], output), min(first[1], start), max(first[2], end))
+    for output, record in job_records(workdir):
+        try:
+            start, end = float(record["starttime"]), float(record["endtime"])
+        except (ValueError, KeyError, TypeError):
+            continue  # an unfinished job's record
+        # One job of several outputs has a record per output, with the same job hash (their
+        # times differ by the microseconds between writing them).
+        key = (record.get("rule", ""), record.get("job_hash", round(start)))
+        first = jobs.get(key, (output, start, end))
+        jobs[key] = (min(first[0], output), min(first[1], start), max(first[2], end))
     return [(rule, output, end - start) for (rule, _), (output, start, end) in sorted(jobs.items())]
 
 

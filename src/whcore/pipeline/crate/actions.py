@@ -6,32 +6,23 @@ from Snakemake's records where the run folder keeps them."""
 
 from __future__ import annotations
 
-import base64
 import json
-import os
 import time
 from importlib import metadata
 from pathlib import Path
+
+from ..runtime.job_records import job_records
 
 __all__ = ["add_jobs", "add_run", "snakemake_times"]
 
 
 def snakemake_times(workdir: Path) -> dict[str, tuple[float, float]]:
     """Output path -> (start, end) from Snakemake's records under ``workdir``/.snakemake."""
-    folder = workdir / ".snakemake" / "metadata"
-    times = {}
-    for dirpath, _, files in os.walk(folder):
-        for name in files:
-            file = Path(dirpath) / name
-            encoded = "".join(file.relative_to(folder).parts)  # long ids are split in folders
-            try:
-                path = base64.urlsafe_b64decode(encoded).decode()
-                record = json.loads(file.read_text())
-            except (ValueError, OSError):
-                continue
-            if record.get("starttime") and record.get("endtime"):
-                times[path] = (record["starttime"], record["endtime"])
-    return times
+    return {
+        path: (record["starttime"], record["endtime"])
+        for path, record in job_records(workdir)
+        if record.get("starttime") and record.get("endtime")
+    }
 
 
 def _iso(seconds: float) -> str:
