@@ -187,7 +187,7 @@ def test_render_writes_beside_the_crate_and_its_tex_from_what_it_rendered(tmp_pa
 
     renders = []
 
-    def render(crate, out, log):  # what render writes that --tex reads; the rest is test_bundle's
+    def render(crate, out, log, notice=print):  # what --tex reads; the rest is test_bundle's
         renders.append(Path(out))
         Path(out).mkdir(parents=True)
         (Path(out) / "claims.json").write_bytes((REPO / "docs/faithful/claims.json").read_bytes())
