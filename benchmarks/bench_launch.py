@@ -55,8 +55,8 @@ def _one_draw(reg):
     """Every member's sigma from one draw of the device's default generator."""
 
     def sample():
-        torch.randint(0, 2, reg._sigma.shape, out=reg._sigma)
-        return reg._sigma.transpose(0, 1)
+        torch.randint(0, 2, reg.sigma.shape, out=reg.sigma)
+        return reg.sigma.transpose(0, 1)
 
     return sample
 
@@ -65,9 +65,9 @@ def _table(reg, table: torch.Tensor, counter: torch.Tensor):
     """sigma from a fixed table, indexed by a step counter on the device (graph-safe)."""
 
     def sample():
-        torch.index_select(table, 0, (counter % len(table)).view(1), out=reg._sigma.unsqueeze(0))
+        torch.index_select(table, 0, (counter % len(table)).view(1), out=reg.sigma.unsqueeze(0))
         counter.add_(1)
-        return reg._sigma.transpose(0, 1)
+        return reg.sigma.transpose(0, 1)
 
     return sample
 
@@ -110,10 +110,10 @@ class Job:
         graph = torch.cuda.CUDAGraph()
         self.opt.zero_grad(set_to_none=True)
         with torch.cuda.graph(graph):
-            self._captured_body()
+            self.captured_body()
         return graph
 
-    def _captured_body(self) -> None:
+    def captured_body(self) -> None:
         # step() without its zero_grad: inside a graph the gradients captured are overwritten,
         # not accumulated, on every replay (they were None when captured).
         pred = self.model(self.x[self.members, self.idx])
@@ -176,7 +176,7 @@ def graph_difference(case: str, size: int, device: torch.device, steps: int = 20
     for graphed in (False, True):
         job = Job(case, size, device, capturable=True)
         table_gen = torch.Generator().manual_seed(2)
-        table = torch.randint(0, 2, (7, *job.reg._sigma.shape), generator=table_gen)
+        table = torch.randint(0, 2, (7, *job.reg.sigma.shape), generator=table_gen)
         counter = torch.zeros((), dtype=torch.long, device=device)
         job.reg.sample = _table(job.reg, table.float().to(device), counter)
         snapshot = [p.detach().clone() for p in job.model.parameters()]

@@ -123,6 +123,12 @@ class HashWH(Regularizer):
         self._epoch: torch.Tensor | None = None  # (S, steps, R, n, b)
         self._step = torch.zeros((), dtype=torch.long, device=ctx.device)
 
+    @property
+    def sigma(self) -> torch.Tensor:
+        """(S, R, n, b): the hashing matrices of the last step, in the buffer every step refills
+        (a sampler of one's own may write into it: ``sample``'s contract)."""
+        return self._sigma
+
     def graph_generators(self) -> list[torch.Generator]:
         return self.generators if self._epoch is None else []
 

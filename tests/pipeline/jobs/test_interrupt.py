@@ -34,6 +34,6 @@ def test_ctrl_c_stops_a_job_with_one_line():
     time.sleep(0.2)
     job.send_signal(signal.SIGINT)
     _, err = job.communicate(timeout=30)
-    assert job.returncode == 130
-    assert err.strip() == INTERRUPTED
-    assert "Traceback" not in err and "rerun the same command" in err
+    assert job.returncode == 130, err
+    assert err.strip().splitlines()[-1] == INTERRUPTED  # (a warning of an import may precede)
+    assert "Traceback" not in err and err.count("whcore:") == 1
