@@ -70,17 +70,20 @@ class StartError(Exception):
 
 def config_source(config_files, overridden: bool, default: str) -> str:
     """The config files of this run for its record and error messages (the default one where
-    none was given; ``overridden``: --config replaced some values), each relative to the
-    working directory (the run's, where ``whcore bundle`` looks for it): Snakemake gives them
-    absolute, and a published crate would carry its maker's home folder."""
-    return source_label([_relative(path) for path in config_files or [default]], overridden)
+    none was given; ``overridden``: --config replaced some values). A file inside the working
+    directory is named relative to it (``config/quick.yaml``, as typed: Snakemake gives it
+    absolute, and a published crate would carry its maker's home folder); one outside stays
+    absolute, so that a run folder copied elsewhere still finds it (``whcore bundle`` resolves a
+    relative one against the run's working directory)."""
+    return source_label([_named(path) for path in config_files or [default]], overridden)
 
 
-def _relative(path) -> str:
+def _named(path) -> str:
     try:
-        return os.path.relpath(path) if os.path.isabs(path) else str(path)
+        relative = os.path.relpath(path) if os.path.isabs(path) else str(path)
     except ValueError:  # another drive (Windows): no relative path exists
         return str(path)
+    return str(path) if relative.split(os.sep)[0] == os.pardir else relative
 
 
 def alternatives(names) -> str:
