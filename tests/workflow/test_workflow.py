@@ -123,7 +123,9 @@ def test_bad_config_fails_at_start_naming_the_key(tmp_path, changes, message):
     assert result.returncode != 0
     # one line, no traceback: the config file, the key and what is allowed
     (line,) = result.stdout.splitlines()
-    assert line.startswith(f"Error in {config}: config key ") and message in line
+    # named as in the working directory (relative), where the user wrote it
+    assert line.startswith(f"Error in {config.relative_to(tmp_path)}: config key ")
+    assert message in line
 
 
 def test_a_bad_environment_variable_is_one_line(tmp_path):

@@ -27,8 +27,14 @@ sys.exit(main())
 
 
 def test_ctrl_c_stops_a_job_with_one_line():
+    # A shell's background job ignores SIGINT, and its children inherit that (CI may run so):
+    # the job gets the default disposition a terminal's process has.
     job = subprocess.Popen(
-        [sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-c", SCRIPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert job.stdout.readline().strip() == "running"
     time.sleep(0.2)
