@@ -388,7 +388,7 @@ def train_members(
     # Every split in one forward pass per evaluation: all rows stacked once, then cut up.
     x_all = torch.cat([x for x, _ in tensors.values()], dim=-2)
     bounds = np.cumsum([0] + [y.shape[-1] for _, y in tensors.values()]).tolist()
-    units = not isinstance(data, Data)  # a list of data sets: records get a unit column
+    unit_column = not isinstance(data, Data)  # a list of data sets: records name the unit
     order_gens = []
     for seed in seeds:
         gen = torch.Generator()
@@ -419,7 +419,7 @@ def train_members(
             if not active[s]:
                 continue
             row = {"config": member.config, "seed": member.seed, **row_base, **extra}
-            if units:
+            if unit_column:
                 row["unit"] = member.unit
             row.update({key: values[s] for key, values in metrics.items()})
             finite = all(math.isfinite(row[f"{name}_mse"]) for name in tensors)
