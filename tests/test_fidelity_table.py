@@ -74,6 +74,9 @@ ROWS = {
     ],
     "spectrum: larger b learns the high degrees": ["spectrum_larger_b_learns_high_degrees"],
     "spectrum: amplitudes closer to 1 with more data": ["spectrum_amplitudes_improve_with_data"],
+    "spectrum: more data shifts the standard network's energy": [
+        "spectrum_standard_energy_shifts_with_data"
+    ],
     "synthetic: larger b trains longer and generalizes better": [
         "synthetic_b_trades_time_for_generalization"
     ],
@@ -85,6 +88,8 @@ ROWS = {
         "real_hashwh_beats_ens",
         "real_hashwh_faster_than_ens",
         "synthetic_hashwh_beats_ens_each_draw",
+        "synthetic_hashwh_better_in_less_time_than_ens",
+        "synthetic_ens_degrades_with_n",
     ],
     "synthetic: per g* draw, every HashWH b beats the standard network": [
         "synthetic_hashwh_beats_standard_each_draw"
