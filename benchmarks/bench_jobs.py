@@ -61,10 +61,12 @@ def networks(spec: dict) -> int:
     return len(spec["training"]["seeds"]) * len(spec["grid"])
 
 
+def contract_of(configfile: str) -> Contract:
+    return load_contract(configfile, str(REPO / "workflow/schemas/config.schema.yaml"))
+
+
 def paper_contract() -> Contract:
-    return load_contract(
-        str(REPO / "config/config.yaml"), str(REPO / "workflow/schemas/config.schema.yaml")
-    )
+    return contract_of(str(REPO / "config/config.yaml"))
 
 
 def materialize(contract: Contract, spec: dict, tmp: Path) -> dict | None:
@@ -125,6 +127,8 @@ def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path, single_ru
         fixed = max(t1 - per_epoch, 0.0)
     # a job that trains its networks one after another loads its data once
     scale = 1 if spec["training"]["vectorize"] else networks(spec)
+    if job.spec.training.patience is None:  # no early stopping: every configured epoch runs
+        epochs = job.spec.training.epochs
     job_s = fixed + scale * epochs * per_epoch
     return {
         "experiment": experiment,
@@ -135,6 +139,7 @@ def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path, single_ru
         "jobs": len(jobs),
         "example": job.spec.outputs["records"],
         "networks": networks(spec),
+        "epochs": epochs,
         "per_epoch_s": round(per_epoch * scale, 3),
         "fixed_s": round(fixed, 2),
         "one_run": warm_up > single_run_above,
@@ -150,6 +155,11 @@ def main() -> None:
         type=int,
         default=100,
         help="assumed epochs per model until early stopping (default 100)",
+    )
+    parser.add_argument(
+        "--configfile",
+        default=str(REPO / "config/config.yaml"),
+        help="the configuration whose jobs to time (default: the paper grid, config/config.yaml)",
     )
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:K")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
@@ -170,7 +180,7 @@ def main() -> None:
     parser.add_argument("--markdown", help="also write the table here (Markdown, for the README)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    contract = paper_contract()
+    contract = contract_of(args.configfile)
     groups = job_groups(contract, [m for m in args.methods.split(",") if m])
     wanted = [w for w in args.only.split(",") if w]
     groups = [
@@ -202,24 +212,28 @@ def markdown(rows: list[dict], total_h: float, args, groups: int) -> str:
     if device.startswith("cuda"):
         device = torch.cuda.get_device_name(torch.device(device))
     lines = [
-        f"Measured on {device} at {args.epochs} epochs per model "
-        f"(benchmarks/bench_jobs.py, torch {torch.__version__}).",
+        f"Measured on {device} at {args.epochs} epochs per model where a job stops early, its "
+        f"configured epochs where it does not (benchmarks/bench_jobs.py --configfile "
+        f"{Path(args.configfile).name}, torch {torch.__version__}).",
         "",
-        "| experiment | dataset | method | group | training | jobs | networks per job | fixed s "
-        "| s per epoch | hours |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| experiment | dataset | method | group | training | jobs | networks per job | epochs "
+        "| fixed s | s per epoch | hours |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         per_epoch = f"{r['per_epoch_s']}{' (one run)' if r['one_run'] else ''}"
         lines.append(
             f"| {r['experiment']} | {r['dataset']} | {r['method']} | {r['group']} | "
-            f"{r['training']} | {r['jobs']} | {r['networks']} | {r['fixed_s']} | {per_epoch} | "
+            f"{r['training']} | {r['jobs']} | {r['networks']} | {r['epochs']} | {r['fixed_s']} | "
+            f"{per_epoch} | "
             f"{r['group_h']} |"
         )
     label = "**all**" if len(rows) == groups else f"**{len(rows)} of {groups} groups**"
     if args.methods:
         label += f" ({args.methods} only)"
-    lines.append(f"| {label} | | | | | {sum(r['jobs'] for r in rows)} | | | | **{total_h:.1f}** |")
+    lines.append(
+        f"| {label} | | | | | {sum(r['jobs'] for r in rows)} | | | | | **{total_h:.1f}** |"
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -23,7 +23,9 @@
 #  5. the opt-in precisions (TF32, bf16) against fp32: test R^2 and time of two grouped jobs;
 #  6. many networks per launch: a HashWH step at 20-2,000 stacked networks, eager and as one
 #     CUDA graph, per shape of the grid (benchmarks/bench_launch.py); a grouped HashWH job
-#     trained eagerly and replayed from CUDA graphs, its records compared (bench_graphs.py).
+#     trained eagerly and replayed from CUDA graphs, its records compared (bench_graphs.py);
+#  7. the decisive configuration (config/decisive.yaml): one representative job per group at
+#     its settings (the spectrum's 500 epochs, 100 elsewhere), projected to its whole grid.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-benchmarks/results/gpu}"
@@ -75,7 +77,7 @@ step 75 "FWHT, HashWH step, EN-S throughput" "$PY" benchmarks/run.py --device "$
   --parts fwht,step,ens_throughput --out "$OUT/bench.json"
 step 100 "grouped vs one per job" "$PY" benchmarks/bench_grouped.py --device "$DEVICE" \
   --epochs "$quick_epochs" --methods hashwh --out "$OUT/grouped.json"
-step 200 "cost table" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" --epochs 100 \
+step 170 "cost table" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" --epochs 100 \
   --single-run-above 10 --out "$OUT/cost.json" --markdown "$OUT/cost.md"
 step 30 "precision" "$PY" benchmarks/bench_precision.py --device "$DEVICE" \
   --epochs "$quick_epochs" --out "$OUT/precision.json"
@@ -86,4 +88,7 @@ step 240 "networks per launch" "$PY" benchmarks/bench_launch.py --device "$DEVIC
   "${launch[@]}" --steps 30 --out "$OUT/launch.json"
 step 90 "training replayed from CUDA graphs" "$PY" benchmarks/bench_graphs.py --device "$DEVICE" \
   --epochs "$quick_epochs" --out "$OUT/graphs.json"
+step 60 "the decisive configuration" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" \
+  --configfile config/decisive.yaml --epochs 100 --single-run-above 10 \
+  --out "$OUT/decisive.json" --markdown "$OUT/decisive.md"
 echo "results in $OUT: $(ls "$OUT" | tr '\n' ' ')"
