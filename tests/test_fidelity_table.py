@@ -1,20 +1,25 @@
-"""docs/fidelity.md's verdict table states what the faithful run's crate holds
-(docs/faithful/claims.json): each row's verdicts, before and after the correction over claims,
-are those of its claims, and every claim has its row."""
+"""docs/fidelity.md's verdict tables state what the faithful and the decisive runs' crates hold
+(docs/faithful/claims.json, docs/decisive/claims.json): each row's verdicts, before and after
+the correction over claims, are those of its claims, and every claim has its row."""
 
 from __future__ import annotations
 
 import json
 import re
+import zipfile
 
+import pytest
 from conftest import REPO
 
 from whcore.pipeline.claims.macros import write_macros
 
 FIDELITY = REPO / "docs" / "fidelity.md"
-CLAIMS = REPO / "docs" / "faithful" / "claims.json"
-MACROS = REPO / "docs" / "faithful" / "claims.tex"
-SECTION = "### Its claims (this design: independent units, the calibrated engine)"
+# run -> the section of docs/fidelity.md whose table states its docs/<run>/claims.json
+SECTIONS = {
+    "faithful": "### Its claims (this design: independent units, the calibrated engine)",
+    "decisive": "### The decisive run's claims",
+}
+RUNS = pytest.mark.parametrize("run", sorted(SECTIONS))
 
 # Each row of the table (by the start of its first cell) -> the claims it states, in the order
 # its cells list their verdicts.
@@ -97,11 +102,11 @@ ROWS = {
 }
 
 
-def _table() -> list[list[str]]:
-    """The rows (cells) of the verdict table under SECTION."""
-    text = FIDELITY.read_text()
-    assert SECTION in text, f"{FIDELITY}: no section {SECTION!r}"
-    lines = text.split(SECTION, 1)[1].splitlines()
+def _table(run: str) -> list[list[str]]:
+    """The rows (cells) of the verdict table under the run's section."""
+    text, section = FIDELITY.read_text(), SECTIONS[run]
+    assert section in text, f"{FIDELITY}: no section {section!r}"
+    lines = text.split(section, 1)[1].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| claim |"))
     rows = []
     for line in lines[start + 2 :]:
@@ -117,22 +122,25 @@ def _verdicts(cell: str, n: int) -> list[str]:
     return parts * n if len(parts) == 1 else parts
 
 
-def _claims() -> dict[str, dict]:
-    return {claim["id"]: claim for claim in json.loads(CLAIMS.read_text())}
+def _claims(run: str) -> dict[str, dict]:
+    path = REPO / "docs" / run / "claims.json"
+    return {claim["id"]: claim for claim in json.loads(path.read_text())}
 
 
-def test_every_claim_of_the_crate_has_one_row():
+@RUNS
+def test_every_claim_of_the_crate_has_one_row(run):
     stated = [cid for ids in ROWS.values() for cid in ids]
-    assert sorted(stated) == sorted(_claims())
-    rows = _table()
+    assert sorted(stated) == sorted(_claims(run))
+    rows = _table(run)
     assert len(rows) == len(ROWS)
     for label in ROWS:
         assert sum(row[0].startswith(label) for row in rows) == 1, label
 
 
-def test_the_table_states_the_crates_verdicts():
-    claims = _claims()
-    for row in _table():
+@RUNS
+def test_the_table_states_the_crates_verdicts(run):
+    claims = _claims(run)
+    for row in _table(run):
         label = next(label for label in ROWS if row[0].startswith(label))
         ids = ROWS[label]
         verdict, after = row[1], row[2]
@@ -145,10 +153,11 @@ def test_the_table_states_the_crates_verdicts():
             assert _verdicts(after, len(ids)) == corrected, (label, after, corrected)
 
 
-def test_the_tally_above_the_table_counts_the_crates_verdicts():
+@RUNS
+def test_the_tally_above_the_table_counts_the_crates_verdicts(run):
     """The tally is the report's headline: verdicts after the correction over claims, the
     identities and the tautology apart."""
-    counted = [c for c in _claims().values() if not c.get("nature")]
+    counted = [c for c in _claims(run).values() if not c.get("nature")]
     counts: dict[str, int] = {}
     for claim in counted:
         counts[claim["across"]] = counts.get(claim["across"], 0) + 1
@@ -158,12 +167,23 @@ def test_the_tally_above_the_table_counts_the_crates_verdicts():
         f"inconclusive, {counts.get('does not hold', 0)} do not hold, "
         f"{counts.get('not evaluated', 0)} not evaluated"
     )
-    section = " ".join(FIDELITY.read_text().split(SECTION, 1)[1].split())
+    section = " ".join(FIDELITY.read_text().split(SECTIONS[run], 1)[1].split())
     assert tally in section, tally
 
 
-def test_the_claims_macros_are_written_from_the_crates_claims(tmp_path):
-    """docs/faithful/claims.tex is `whcore macros docs/faithful/claims.json` (its README says
-    how to remake it)."""
-    written = write_macros(CLAIMS, tmp_path / "claims.tex")
-    assert MACROS.read_text() == written.read_text()
+@RUNS
+def test_the_claims_macros_are_written_from_the_crates_claims(run, tmp_path):
+    """docs/<run>/claims.tex is `whcore macros docs/<run>/claims.json` (its README says how to
+    remake it)."""
+    written = write_macros(REPO / "docs" / run / "claims.json", tmp_path / "claims.tex")
+    assert (REPO / "docs" / run / "claims.tex").read_text() == written.read_text()
+
+
+@pytest.mark.parametrize("run", ["faithful"])  # the decisive run's slim crate is 16.5 MB: not kept
+def test_the_slim_crate_kept_beside_holds_these_claims(run):
+    """docs/<run>/<run>.slim.crate.zip is the crate the claims were taken from: `whcore render`
+    of it re-evaluates them (its README), so its claims.json must be the one kept beside it."""
+    with zipfile.ZipFile(REPO / "docs" / run / f"{run}.slim.crate.zip") as crate:
+        assert json.loads(crate.read("claims.json")) == json.loads(
+            (REPO / "docs" / run / "claims.json").read_text()
+        )
