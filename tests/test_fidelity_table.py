@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import zipfile
 
 import pytest
 from conftest import REPO
@@ -177,13 +176,3 @@ def test_the_claims_macros_are_written_from_the_crates_claims(run, tmp_path):
     remake it)."""
     written = write_macros(REPO / "docs" / run / "claims.json", tmp_path / "claims.tex")
     assert (REPO / "docs" / run / "claims.tex").read_text() == written.read_text()
-
-
-@pytest.mark.parametrize("run", ["faithful"])  # the decisive run's slim crate is 16.5 MB: not kept
-def test_the_slim_crate_kept_beside_holds_these_claims(run):
-    """docs/<run>/<run>.slim.crate.zip is the crate the claims were taken from: `whcore render`
-    of it re-evaluates them (its README), so its claims.json must be the one kept beside it."""
-    with zipfile.ZipFile(REPO / "docs" / run / f"{run}.slim.crate.zip") as crate:
-        assert json.loads(crate.read("claims.json")) == json.loads(
-            (REPO / "docs" / run / "claims.json").read_text()
-        )
