@@ -168,13 +168,16 @@ def test_holm_over_rows_is_the_engine_holm():
 # --- unit costs -------------------------------------------------------------------------------
 
 
-def record_jobs(workdir: Path, jobs: list[tuple[str, str, float, float]]) -> None:
-    """Snakemake's metadata records of ``jobs`` (rule, output, start, end) under workdir."""
+def record_jobs(workdir: Path, jobs: list[tuple]) -> None:
+    """Snakemake's metadata records of ``jobs`` (rule, output, start, end[, threads]) under
+    workdir; a job of threads has them in its command, as the rules write it."""
     folder = workdir / ".snakemake" / "metadata"
     folder.mkdir(parents=True, exist_ok=True)
-    for rule, output, start, end in jobs:
+    for rule, output, start, end, *threads in jobs:
         name = base64.urlsafe_b64encode(output.encode()).decode()
         record = {"rule": rule, "starttime": start, "endtime": end, "incomplete": False}
+        if threads:
+            record["shellcmd"] = f"whcore {rule} --spec '{{}}' --threads {threads[0]} > log 2>&1"
         record["job_hash"] = "/".join(output.split("/")[4:])  # a job's outputs share it
         (folder / name).write_text(json.dumps(record))
 
@@ -184,7 +187,8 @@ JOBS = [
     ("train_spectrum", "results/tiny/spectra/spectrum/draw0/standard/default/size20_dseed0", 0, 31),
     ("target", "results/tiny/synthetic/spectrum/draw1.json", 40, 50),
     ("train", "results/tiny/runs/real/gb1/hashwh/b4/size100_dseed0", 50, 90),
-    ("baselines", "results/tiny/runs/real/gb1/lasso/grid/size100_dseed0.parquet", 90, 100),
+    ("baselines", "results/tiny/runs/real/gb1/lasso/grid/size100_dseed0.parquet", 90, 100, 2),
+    ("figure", "results/tiny/figures/fig.png", 107, 108, 1),
     ("aggregate_spectrum", "results/tiny/tables/spectrum_selected.parquet", 100, 107),
 ]
 
@@ -192,8 +196,9 @@ JOBS = [
 def test_unit_costs_sum_each_experiments_jobs_once_per_job(tmp_path):
     record_jobs(tmp_path, JOBS)
     costs, fixed = unit_costs(tmp_path, "tiny", {"spectrum": 2, "real": 1})
-    assert costs == {"spectrum": (31 + 10) / 2, "real": 40 + 10}  # a job of two outputs once
-    assert fixed == 7
+    # A job of two outputs counts once; a job of 2 threads holds 2 cores for its wall time.
+    assert costs == {"spectrum": (31 + 10) / 2, "real": 40 + 2 * 10}
+    assert fixed == 7 + 1
 
 
 def test_unit_costs_without_records_name_the_folder_and_the_fix(tmp_path):
@@ -270,7 +275,7 @@ def test_a_budget_below_the_run_s_own_units_names_the_least(pilot, capsys, tmp_p
     out = tmp_path / "plan.yaml"
     assert main(["plan", str(pilot), "--cpu-hours", "0.01", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "--cpu-hours 0.01 is below what the run's own units cost (0.0272 hours" in err, err
+    assert "--cpu-hours 0.01 is below what the run's own units cost (0.0303 hours" in err, err
     assert not out.exists()
 
 

@@ -4,9 +4,11 @@ Snakemake records each job's start and end (``.snakemake/metadata`` of the run's
 folder, one record per output; a job of several outputs is counted once). A job's cost is its
 wall-clock seconds from start to end: process start-up, imports, data loading, training,
 evaluation and writing are all counted; time Snakemake spends between jobs (scheduling,
-checking files) and jobs that ran in another working folder are not. A job counts one core
-for its wall time: one that holds several threads (``train_threads``, the ablation's and
-baselines' 2) is under-counted by that factor where it got them. The jobs that grow with an
+checking files) and jobs that ran in another working folder are not. A job holds its threads'
+cores for its wall time (the ``--threads N`` of its recorded command; 1 where it has none):
+the ablation's and baselines' 2 threads keep both cores of a 2-core run, so they cost twice
+their wall time in core-seconds, which is what a budget in core-hours on N cores spends. The
+jobs that grow with an
 experiment's units (its training, targets, baselines, forests: by output path or rule) are its
 cost; divided by the run's units of it, the cost of one unit. Every other job (download,
 binarize, aggregation, figures, claims) is a fixed cost that more units leave about unchanged.
@@ -15,19 +17,28 @@ only, so they are not used."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..runtime.job_records import job_records
 
 __all__ = ["job_seconds", "unit_costs"]
 
+THREADS = re.compile(r"--threads[ =](\d+)")  # how every rule passes its threads to whcore
+
 # Rules whose jobs belong to an experiment whatever their output path.
 RULE_EXPERIMENTS = {"ablation": "ablation", "baselines": "real"}
 
 
+def threads_of(record: dict) -> int:
+    """The threads a recorded job held: its command's ``--threads N``, else 1."""
+    found = THREADS.search(str(record.get("shellcmd") or ""))
+    return max(1, int(found.group(1))) if found else 1
+
+
 def job_seconds(workdir: str | Path) -> list[tuple[str, str, float]]:
-    """(rule, first output, wall seconds) of every finished job Snakemake recorded under
-    ``workdir``/.snakemake/metadata."""
+    """(rule, first output, core-seconds: wall seconds times threads) of every finished job
+    Snakemake recorded under ``workdir``/.snakemake/metadata."""
     jobs = {}
     for output, record in job_records(workdir):
         try:
@@ -37,9 +48,12 @@ def job_seconds(workdir: str | Path) -> list[tuple[str, str, float]]:
         # One job of several outputs has a record per output, with the same job hash (their
         # times differ by the microseconds between writing them).
         key = (record.get("rule", ""), record.get("job_hash", round(start)))
-        first = jobs.get(key, (output, start, end))
-        jobs[key] = (min(first[0], output), min(first[1], start), max(first[2], end))
-    return [(rule, output, end - start) for (rule, _), (output, start, end) in sorted(jobs.items())]
+        first = jobs.get(key, (output, start, end, threads_of(record)))
+        jobs[key] = (min(first[0], output), min(first[1], start), max(first[2], end), first[3])
+    return [
+        (rule, output, (end - start) * threads)
+        for (rule, _), (output, start, end, threads) in sorted(jobs.items())
+    ]
 
 
 def experiment_of(rule: str, output: str, run: str) -> str | None:
@@ -56,7 +70,7 @@ def experiment_of(rule: str, output: str, run: str) -> str | None:
 def unit_costs(
     workdir: str | Path, run: str, units: dict[str, int]
 ) -> tuple[dict[str, float], float]:
-    """Seconds per unit of each experiment of ``units`` (the run's units of it) and the seconds
+    """Core-seconds per unit of each experiment of ``units`` (the run's units of it) and the seconds
     of the fixed jobs, from the run ``run`` in ``workdir``; an error naming the folder where
     Snakemake left no records of its jobs."""
     jobs = job_seconds(workdir)
