@@ -46,8 +46,10 @@ lint: install
 	$(BIN)/snakefmt --check Snakefile workflow
 	$(BIN)/snakemake --lint --configfile .test/config.yaml -d "$$(mktemp -d)"
 
+# The tests spread over every core (pytest-xdist); those that share the tiny Snakemake run go to
+# one worker together (tests/conftest.py).
 test: lint
-	$(BIN)/python -m pytest -m "not calibration"
+	$(BIN)/python -m pytest -m "not calibration" -n auto
 
 # The claims engine's calibration: every claim at its least-favourable null at each shipped
 # configuration's design, and its power, and every claim with a refuting side at its refuting nulls

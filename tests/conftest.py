@@ -21,10 +21,49 @@ def pytest_configure(config):
     torch.set_num_threads(1)
 
 
+# The test files whose tests use the session's tiny run (the fixtures tiny_run and crate). With
+# pytest-xdist (`make test`: -n auto) they run first, on one worker and in their order, as
+# without it (several change the run's folder or the checkout for a moment), and the run is
+# made once; the other workers take every other test meanwhile. A scheduler of our own groups
+# them: xdist's `--dist loadgroup` marks are ignored on pytest 9.2 (pytest-xdist issue 1386).
+SHARED_RUN_FILES = (
+    "tests/pipeline/crate/test_bundle.py",
+    "tests/pipeline/crate/test_crate_safety.py",
+    "tests/pipeline/crate/test_slim.py",
+    "tests/test_readme.py",
+    "tests/workflow/test_workflow.py",
+)
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's scheduling by scope, each test its own scope but the files of SHARED_RUN_FILES
+    one scope together; the largest scope is handed out first. Only for the default
+    distribution (`--dist load`); another one asked for is xdist's own."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    if config.getvalue("dist") != "load":
+        return None
+
+    class SharedRunFirst(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "shared run" if nodeid.split("::")[0] in SHARED_RUN_FILES else nodeid
+
+    return SharedRunFirst(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` run where CUDA is present (`pytest -m gpu` runs only them)."""
+    """A test that uses the tiny run must be in SHARED_RUN_FILES (an error naming its file
+    otherwise); tests marked ``gpu`` run where CUDA is present (`pytest -m gpu` runs only them)."""
     import torch
 
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        if "tiny_run" in item.fixturenames and path not in SHARED_RUN_FILES:
+            raise pytest.UsageError(
+                f"{path} uses the tiny run (tiny_run or crate): add it to SHARED_RUN_FILES in "
+                "tests/conftest.py, so that pytest-xdist runs it on the worker that makes the run"
+            )
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA (marked gpu)")
@@ -164,20 +203,44 @@ def run_snakemake(
     return result
 
 
+def made_once(tmp_path_factory, name: str, make) -> Path:
+    """A folder ``name`` that ``make(folder)`` fills once per test session, also where
+    pytest-xdist runs the tests in several workers (`make test`: -n auto): the first worker to
+    need it makes it under a lock in the folder the workers share, the others wait and use it
+    as it is. A failure is recorded there and raised in every worker, not made again."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if not worker:
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # pytest-N/, above each worker's popen-gwK/
+    folder, done, failed = shared / name, shared / f"{name}.done", shared / f"{name}.failed"
+    with FileLock(str(shared / f"{name}.lock")):
+        if failed.exists():
+            raise AssertionError(f"{name}, made by another worker, failed:\n{failed.read_text()}")
+        if not done.exists():
+            folder.mkdir()
+            try:
+                make(folder)
+            except Exception as err:
+                failed.write_text(f"{worker}: {err}")
+                raise
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory, data_mirror) -> Path:
     """The working folder of one finished run of .test/config.yaml (results/tiny/),
     made once per session (minutes of CPU): the workflow's and the bundle's tests share it."""
-    workdir = tmp_path_factory.mktemp("tiny")
-    run_snakemake(
-        "--cores",
-        "2",
-        "--configfile",
-        str(TINY),
-        workdir=workdir,
-        env={"WHCORE_DATA_MIRROR": str(data_mirror)},
-    )
-    return workdir
+
+    def make(workdir: Path) -> None:
+        env = {"WHCORE_DATA_MIRROR": str(data_mirror)}
+        run_snakemake("--cores", "2", "--configfile", str(TINY), workdir=workdir, env=env)
+
+    return made_once(tmp_path_factory, "tiny", make)
 
 
 @pytest.fixture
@@ -193,12 +256,20 @@ def crate(tiny_run, tmp_path_factory) -> Path:
     import re
     import shutil
 
-    work = tmp_path_factory.mktemp("bundled") / "work"
-    shutil.copytree(tiny_run, work, symlinks=True)  # timestamps kept
-    done = run_snakemake("bundle", "--cores", "1", "--configfile", str(TINY), workdir=work)
-    jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
-    assert jobs == {"bundle": "1", "total": "1"}, done.stdout[-2000:]
-    return work / "results" / "tiny" / "tiny.crate.zip"
+    def make(folder: Path) -> None:
+        work = folder / "work"
+        shutil.copytree(tiny_run, work, symlinks=True)  # timestamps kept
+        done = run_snakemake("bundle", "--cores", "1", "--configfile", str(TINY), workdir=work)
+        jobs = dict(re.findall(r"^(\w+)\s+(\d+)$", done.stdout, re.MULTILINE))
+        assert jobs == {"bundle": "1", "total": "1"}, done.stdout[-2000:]
+
+    return (
+        made_once(tmp_path_factory, "bundled", make)
+        / "work"
+        / "results"
+        / "tiny"
+        / "tiny.crate.zip"
+    )
 
 
 def figure_spec(figure_id: str, stem, settings: dict | None = None) -> str:

@@ -6,6 +6,7 @@ it runs ProteinGym's supervised protocol, every held-out fold the file's fold.""
 from __future__ import annotations
 
 import re
+import shutil
 import time
 
 import numpy as np
@@ -124,3 +125,15 @@ def test_readme_configuration_runs_proteingyms_protocol_on_the_files_folds(tmp_p
     assert (
         "## Whole-table protocol on ProteinGym's folds" in report and "not evaluated" not in report
     )
+
+
+def test_the_own_data_test_case_runs_where_its_table_is(tmp_path, snakemake):
+    """.test/own_data, as its header says to run it: its table in an empty folder, its
+    configuration; the networks, a baseline, the learned epistasis and ProteinGym's protocol."""
+    case = REPO / ".test" / "own_data"
+    shutil.copy(case / "my_dms.csv", tmp_path)
+    snakemake("--cores", "2", "--configfile", str(case / "config.yaml"), workdir=tmp_path)
+    root = tmp_path / "results" / "own_data"
+    assert "not evaluated" not in (root / "claims.md").read_text()
+    for figure in ("epistasis_my_dms", "protocol_spearman", "fig5a_real_r2"):
+        assert (root / "figures" / f"{figure}.png").stat().st_size > 0, figure
