@@ -68,8 +68,6 @@ from .formats import (
 from .parsers import RawFormatError
 
 __all__ = [
-    "BINARIZATIONS",
-    "FORMATS",
     "SOURCE_KEYS",
     "Parsed",
     "binarize",
@@ -80,8 +78,6 @@ __all__ = [
     "source_settings",
 ]
 
-FORMATS = ("proteingym", "sequences", "binary")
-BINARIZATIONS = ("onehot", "mutated")
 # The keys of a config entry that say where a user's dataset comes from and how it is read; the
 # others (train_sizes, val_size, ...) are the splits and grids every real dataset has.
 SOURCE_KEYS = (
