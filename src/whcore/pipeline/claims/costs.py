@@ -5,15 +5,14 @@ folder, one record per output; a job of several outputs is counted once). A job'
 wall-clock seconds from start to end: process start-up, imports, data loading, training,
 evaluation and writing are all counted; time Snakemake spends between jobs (scheduling,
 checking files) and jobs that ran in another working folder are not. A job holds its threads'
-cores for its wall time (the ``--threads N`` of its recorded command; 1 where it has none):
-the ablation's and baselines' 2 threads keep both cores of a 2-core run, so they cost twice
-their wall time in core-seconds, which is what a budget in core-hours on N cores spends. The
-jobs that grow with an
-experiment's units (its training, targets, baselines, forests: by output path or rule) are its
-cost; divided by the run's units of it, the cost of one unit. Every other job (download,
-binarize, aggregation, figures, claims) is a fixed cost that more units leave about unchanged.
-Epoch times in the run records would leave out start-up and evaluation, and exist for networks
-only, so they are not used."""
+cores for its wall time (the ``--threads N`` of its recorded command; 1 where it has none): the
+ablation's and baselines' 2 threads keep both cores of a 2-core run, so they cost twice their
+wall time in core-seconds, which is what a budget in core-hours on N cores spends. The jobs that
+grow with an experiment's units (its training, targets, baselines, forests: by output path or
+rule) are its cost; divided by the run's units of it, the cost of one unit. Every other job
+(download, binarize, aggregation, figures, claims) is a fixed cost that more units leave about
+unchanged. Epoch times in the run records would leave out start-up and evaluation, and exist for
+networks only, so they are not used."""
 
 from __future__ import annotations
 
@@ -70,7 +69,7 @@ def experiment_of(rule: str, output: str, run: str) -> str | None:
 def unit_costs(
     workdir: str | Path, run: str, units: dict[str, int]
 ) -> tuple[dict[str, float], float]:
-    """Core-seconds per unit of each experiment of ``units`` (the run's units of it) and the seconds
+    """Core-seconds per unit of each experiment of ``units`` (the run's units of it) and those
     of the fixed jobs, from the run ``run`` in ``workdir``; an error naming the folder where
     Snakemake left no records of its jobs."""
     jobs = job_seconds(workdir)
