@@ -9,7 +9,7 @@ faithful run and the decisive run planned from it). Three numbers:
 1. **Foretold**: ``plan.design_cost`` of the planned run's units at the pilot's unit costs and
    fixed cost (``claims.costs.unit_costs``: core-seconds, a job's wall time times its threads),
    as ``whcore plan`` prints it.
-2. **Recorded**: the same sum over the planned run's own job records.
+2. **Recorded**: the core-seconds of every job the planned run's records hold.
 3. **The day's speed**: jobs with the same output path below results/<run>/ in both runs (with
    pinned seeds, the same work: the pilot's draws and subsamples are the planned run's first
    ones) and the ratio of their summed core-seconds, planned over pilot, per experiment.
@@ -31,8 +31,7 @@ from whcore.pipeline.runtime.yaml_files import read_yaml
 def units_of(configfile: str) -> tuple[str, dict[str, int]]:
     """The run name and units per experiment of a configuration."""
     config = load_config(read_yaml(configfile, "config file"), str(SCHEMA_PATH))
-    units = {e: int(config[section][key]) for e, (section, key) in plan.UNIT_KEYS.items()}
-    return config["run_name"], units
+    return config["run_name"], plan.config_units(config)
 
 
 def by_path(workdir: str, run: str) -> dict[str, tuple[str | None, float]]:
@@ -53,8 +52,7 @@ def main() -> None:
     planned_run, planned_units = units_of(args.planned_config)
     costs, fixed = unit_costs(args.pilot_workdir, pilot_run, pilot_units)
     foretold = plan.design_cost(planned_units, costs, fixed)
-    own, own_fixed = unit_costs(args.planned_workdir, planned_run, planned_units)
-    recorded = plan.design_cost(planned_units, own, own_fixed)
+    recorded = sum(seconds for *_, seconds in job_seconds(args.planned_workdir))
 
     pilot, planned = (
         by_path(args.pilot_workdir, pilot_run),

@@ -55,12 +55,9 @@ def cpu_seconds(who: int) -> float:
 
 def unit_table(config: dict) -> dict[str, dict]:
     """Per experiment with units: the run's units, jobs and wall seconds (from its records)."""
-    units = {
-        e: int(config[section][key])
-        for e, (section, key) in plan.UNIT_KEYS.items()
-        if key in config.get(section, {})
+    table = {
+        e: {"units": u, "jobs": 0, "seconds": 0.0} for e, u in plan.config_units(config).items()
     }
-    table = {e: {"units": u, "jobs": 0, "seconds": 0.0} for e, u in units.items()}
     for rule, output, seconds in job_seconds("."):
         row = table.get(experiment_of(rule, output, config["run_name"]))
         if row is not None:

@@ -47,9 +47,25 @@ def pytest_xdist_make_scheduler(config, log):
 
     class SharedRunFirst(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "shared run" if nodeid.split("::")[0] in SHARED_RUN_FILES else nodeid
+            return scope_of(nodeid)
 
     return SharedRunFirst(config, log)
+
+
+def scope_of(nodeid: str) -> str:
+    """The scope the scheduler hands out a test in: the shared run's, or the test's own."""
+    return "shared run" if nodeid.split("::")[0] in SHARED_RUN_FILES else nodeid
+
+
+def outside_the_shared_files(items) -> list[str]:
+    """The files of tests that use the tiny run but are not in SHARED_RUN_FILES."""
+    return sorted(
+        {
+            item.nodeid.split("::")[0]
+            for item in items
+            if "tiny_run" in item.fixturenames and scope_of(item.nodeid) != "shared run"
+        }
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -57,13 +73,13 @@ def pytest_collection_modifyitems(config, items):
     otherwise); tests marked ``gpu`` run where CUDA is present (`pytest -m gpu` runs only them)."""
     import torch
 
-    for item in items:
-        path = item.nodeid.split("::")[0]
-        if "tiny_run" in item.fixturenames and path not in SHARED_RUN_FILES:
-            raise pytest.UsageError(
-                f"{path} uses the tiny run (tiny_run or crate): add it to SHARED_RUN_FILES in "
-                "tests/conftest.py, so that pytest-xdist runs it on the worker that makes the run"
-            )
+    outside = outside_the_shared_files(items)
+    if outside:
+        raise pytest.UsageError(
+            f"{', '.join(outside)} use the tiny run (tiny_run or crate): add them to "
+            "SHARED_RUN_FILES in tests/conftest.py, so that pytest-xdist runs them on the worker "
+            "that makes the run"
+        )
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs CUDA (marked gpu)")

@@ -32,6 +32,7 @@ __all__ = [
     "PLAN_DRAWS",
     "SEARCH_DRAWS",
     "UNIT_KEYS",
+    "config_units",
     "ClaimModel",
     "Part",
     "holm_rows",
@@ -513,14 +514,19 @@ def plan(
     return plan_units(shrunk_models, run_units, costs, budget, fixed, min(draws, SEARCH_DRAWS))
 
 
-def run_units(config: dict, models: list[ClaimModel]) -> dict[str, int]:
-    """The run's units of each experiment some claim's design rests on (``UNIT_KEYS``)."""
-    used = {m.experiment for m in models if m.parts}
+def config_units(config: dict) -> dict[str, int]:
+    """The units of each experiment a configuration sets (``UNIT_KEYS``)."""
     return {
         e: int(config[section][key])
         for e, (section, key) in UNIT_KEYS.items()
-        if e in used and key in config.get(section, {})
+        if key in config.get(section, {})
     }
+
+
+def run_units(config: dict, models: list[ClaimModel]) -> dict[str, int]:
+    """The run's units of each experiment some claim's design rests on."""
+    used = {m.experiment for m in models if m.parts}
+    return {e: n for e, n in config_units(config).items() if e in used}
 
 
 def merged(config: dict, layer: dict) -> dict:
