@@ -320,11 +320,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _printable(text: str) -> str:
     """``text`` with its control characters escaped (``\\x1b``): a message names files and
-    crate members that anyone may have named, and a terminal would obey their escape codes
-    (or a newline would break the one line)."""
-    return "".join(
-        f"\\x{ord(char):02x}" if ord(char) < 32 or 127 <= ord(char) < 160 else char for char in text
+    crate members that anyone may have named, and a terminal would obey their escape codes.
+    Its line breaks stay (a failed download lists every place it tried, a line each), each
+    following line indented, so that no name can begin a line that reads as a message of its
+    own."""
+    escaped = "".join(
+        f"\\x{ord(char):02x}"
+        if (ord(char) < 32 and char != "\n") or 127 <= ord(char) < 160
+        else char
+        for char in text
     )
+    return escaped.replace("\n", "\n  ")
 
 
 def main(argv=None) -> int:

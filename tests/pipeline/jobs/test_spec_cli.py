@@ -253,3 +253,14 @@ def test_an_error_naming_a_file_prints_no_control_character(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "\\x1b[2J\\x1b]0;owned\\x07x.zip: not a zip file" in err
     assert not any(ord(char) < 32 for char in err.rstrip("\n"))
+
+
+def test_a_line_break_in_a_name_cannot_begin_a_message_of_its_own(tmp_path, capsys):
+    """A message keeps its line breaks, every line after its first indented: a name carrying
+    one cannot print a line that reads as whcore's."""
+    crate = tmp_path / "x\nwhcore render: done.zip"
+    crate.write_text("not a zip")
+    assert main(["render", str(crate), "--out", str(tmp_path / "out")]) == 2
+    first, *rest = capsys.readouterr().err.rstrip("\n").split("\n")
+    assert first.startswith("whcore render: error: ") and len(rest) == 1
+    assert rest[0].startswith("  whcore render: done.zip: not a zip file")
