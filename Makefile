@@ -55,9 +55,10 @@ test: lint
 # configuration's design, and its power, and every claim with a refuting side at its refuting nulls
 # (tests/calibration/test_calibration.py; WHCORE_CALIBRATION_REPS sets
 # the replications of the null cases, default 400, WHCORE_CALIBRATION_REFUTE_REPS those of the
-# refuting nulls, default 200); prints the tables of rates it writes.
+# refuting nulls, default 200); prints the tables of rates it writes. Spread over the cores
+# (pytest-xdist): the tables are joined from the workers' rows (tests/conftest.py).
 calibration: install
-	$(BIN)/python -m pytest -m calibration; status=$$?; \
+	$(BIN)/python -m pytest -m calibration -n auto; status=$$?; \
 		cat benchmarks/results/calibration.md benchmarks/results/calibration_refuting.md \
 		2>/dev/null; exit $$status
 

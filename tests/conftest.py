@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import time
@@ -86,6 +87,58 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+# --- tables that several workers' tests write (`make calibration`: -n auto) ----------------------
+# A module-scoped fixture that gathers a table's rows lives once per pytest-xdist worker and sees
+# only that worker's rows: each worker writes them as a part in the folder the session's
+# processes share, and the session's own process joins the parts into the table, rows in order,
+# when every worker is done. Without xdist the one process does both.
+
+TABLE_PARTS = "table-parts"
+
+
+def shared_basetemp(tmp_path_factory) -> Path:
+    """The session's temporary folder that every process of it sees (pytest-N/)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def write_table_part(tmp_path_factory, table: Path, head: list[str], rows) -> None:
+    """This process's ``rows`` of ``table``, (sort key, line) pairs, under the table's ``head``
+    (the same in every process); ``join_table_parts`` makes the table of them."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    folder = shared_basetemp(tmp_path_factory) / TABLE_PARTS
+    folder.mkdir(exist_ok=True)
+    part = {"table": str(table), "head": head, "rows": [[list(k), line] for k, line in rows]}
+    (folder / f"{table.name}.{worker}.json").write_text(json.dumps(part))
+
+
+def join_table_parts(folder: Path) -> list[Path]:
+    """Every table whose parts are in ``folder``, written with its rows sorted by key (in
+    place of the table, whole or not at all); the tables written."""
+    tables: dict[str, list[dict]] = {}
+    for path in sorted(folder.glob("*.json")):
+        part = json.loads(path.read_text())
+        tables.setdefault(part["table"], []).append(part)
+    for name, parts in tables.items():
+        rows = sorted((tuple(key), line) for part in parts for key, line in part["rows"])
+        table = Path(name)
+        table.parent.mkdir(parents=True, exist_ok=True)
+        temporary = table.with_name(f".{table.name}.tmp")
+        temporary.write_text("\n".join([*parts[0]["head"], *(line for _, line in rows)]) + "\n")
+        temporary.replace(table)
+    return [Path(name) for name in tables]
+
+
+def pytest_sessionfinish(session):
+    """The session's own process joins the table parts (not a worker: it saw only its own)."""
+    if hasattr(session.config, "workerinput"):
+        return
+    base = getattr(session.config, "_tmp_path_factory", None)
+    base = getattr(base, "_basetemp", None)  # None: no test made a temporary folder
+    if base is not None and (base / TABLE_PARTS).is_dir():
+        join_table_parts(base / TABLE_PARTS)
 
 
 # --- real datasets (whcore.data.datasets) -------------------------------------------------------------

@@ -1,13 +1,22 @@
 """The tests' own parallel set-up (tests/conftest.py): the tiny run's tests are one scope for
 pytest-xdist's scheduler, a test that uses the run elsewhere is caught, and ``made_once`` makes
-its folder once however many workers ask, and reports a failure to every worker."""
+its folder once however many workers ask, and reports a failure to every worker; a table whose
+rows several workers measured is joined whole, in order."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import pytest
-from conftest import SHARED_RUN_FILES, made_once, outside_the_shared_files, scope_of
+from conftest import (
+    SHARED_RUN_FILES,
+    TABLE_PARTS,
+    join_table_parts,
+    made_once,
+    outside_the_shared_files,
+    scope_of,
+    write_table_part,
+)
 
 
 def test_the_shared_files_are_one_scope_and_every_other_test_its_own():
@@ -68,3 +77,24 @@ def test_a_failure_is_raised_in_every_worker_and_not_made_again(tmp_path, monkey
     with pytest.raises(AssertionError, match="run, made by another worker, failed:\n.*snakemake"):
         made_once(Factory(tmp_path, "gw1"), "run", make)
     assert len(calls) == 1
+
+
+def test_a_table_written_in_parts_by_two_workers_is_joined_whole_and_in_order(
+    tmp_path, monkeypatch
+):
+    table, other = tmp_path / "out" / "rates.md", tmp_path / "out" / "other.md"
+    table.parent.mkdir()
+    table.write_text("a stale table\n")
+    head = ["# rates", "| case | rate |"]
+    for worker, rows in {
+        "gw0": [((1, 0), "| b | 2 |")],
+        "gw1": [((0, 1), "| a1 |"), ((0, 0), "| a0 |")],
+    }.items():
+        monkeypatch.setenv("PYTEST_XDIST_WORKER", worker)
+        write_table_part(Factory(tmp_path / "pytest-1", worker), table, head, rows)
+    write_table_part(Factory(tmp_path / "pytest-1", "gw1"), other, ["# other"], [((0,), "| x |")])
+    written = join_table_parts(tmp_path / "pytest-1" / TABLE_PARTS)
+    assert sorted(written) == [other, table]
+    assert table.read_text() == "# rates\n| case | rate |\n| a0 |\n| a1 |\n| b | 2 |\n"
+    assert other.read_text() == "# other\n| x |\n"
+    assert sorted(p.name for p in table.parent.iterdir()) == ["other.md", "rates.md"]

@@ -60,6 +60,7 @@ from calibration_tables import (
     synthetic_selected,
     unit_sd,
 )
+from conftest import write_table_part
 
 from whcore.pipeline.claims import FAILS, HOLDS, real_claims, synthetic_claims
 from whcore.pipeline.claims.dynamics import learned_first_claim, overfitting_claim
@@ -114,21 +115,28 @@ def assert_power(measured: float, predicted: float, what: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def calibration_table():
-    """The rows the least-favourable cases measure, written to TABLE when they are done."""
-    rows: list[dict] = []
+def calibration_table(tmp_path_factory):
+    """The rows the least-favourable cases measure, (case order, row) pairs, written to TABLE
+    when they are done (by parts under pytest-xdist: tests/conftest.py)."""
+    rows: list[tuple[tuple, dict]] = []
     yield rows
-    TABLE.parent.mkdir(parents=True, exist_ok=True)
-    TABLE.write_text(
-        "# The claims engine at its least-favourable nulls\n\n"
+    checks = len(LEAST_FAVOURABLE)
+    head = [
+        "# The claims engine at its least-favourable nulls\n",
         f"False 'holds' over {REPS} replications per case, power over {TABLE_POWER_REPS} (every cell "
         "+1 SD of a unit's difference in the claim's favour; the overfitting claim: a rise of "
         "0.1 against HashWH falling monotonically). Accepted: alpha +- 2 SE where each cell is "
         "an exact test, else up to alpha + 2 SE. Written by `make calibration` "
-        "(tests/calibration/test_calibration.py).\n\n"
-        + "\n".join(table_lines(rows, checks=len(LEAST_FAVOURABLE)))
-        + "\n"
-    )
+        "(tests/calibration/test_calibration.py).\n",
+        *table_lines([], checks=checks),
+    ]
+    lines = [(key, table_lines([row], checks=checks)[-1]) for key, row in rows]
+    write_table_part(tmp_path_factory, TABLE, head, lines)
+
+
+def case_order(config: str, case) -> tuple[int, int]:
+    """Where a (configuration, case) row stands in a table: the parametrization's order."""
+    return CONFIGS.index(config), [c.name for c in cases()].index(case.name)
 
 
 LEAST_FAVOURABLE = [
@@ -143,12 +151,12 @@ def test_false_holds_at_the_least_favourable_null(config, case, calibration_tabl
     design = designs(config)[case.experiment]
     why = why_skipped(case, design)
     if why is not None:
-        calibration_table.append(skipped_row(case, design))
+        calibration_table.append((case_order(config, case), skipped_row(case, design)))
         pytest.skip(f"{config}: {why}")
     (row,) = false_holds_rates([case], lambda _: design, REPS)
     power = power_rate(case, design, TABLE_POWER_REPS)
     row.update(power=power["rate"], power_se=power["se"])
-    calibration_table.append(row)
+    calibration_table.append((case_order(config, case), row))
     print(f"calibration: {table_lines([row], checks=len(LEAST_FAVOURABLE))[-1]}")
     assert not check_rates([row], checks=len(LEAST_FAVOURABLE))
 
@@ -166,22 +174,23 @@ REFUTING = [
 
 
 @pytest.fixture(scope="module")
-def refuting_table():
-    """The rows the refuting nulls measure, written to REFUTE_TABLE when they are done."""
-    rows: list[dict] = []
+def refuting_table(tmp_path_factory):
+    """The rows the refuting nulls measure, (case order, row) pairs, written to REFUTE_TABLE
+    when they are done (by parts under pytest-xdist: tests/conftest.py)."""
+    rows: list[tuple[tuple, dict]] = []
     yield rows
     checks = 2 * len(REFUTING)
-    REFUTE_TABLE.parent.mkdir(parents=True, exist_ok=True)
-    REFUTE_TABLE.write_text(
-        "# The claims engine at its refuting nulls\n\n"
+    head = [
+        "# The claims engine at its refuting nulls\n",
         f"False 'does not hold' over {REFUTE_REPS} replications per case and null: every cell "
         "exactly at the boundary, and one cell there with every other strongly in the claim's "
         "favour. Accepted: up to alpha + z SE (the refuting side is Holm over a claim's cells "
         "and parts: conservative, so no lower bound). Written by `make calibration` "
-        "(tests/calibration/test_calibration.py).\n\n"
-        + "\n".join(refute_table_lines(rows, checks=checks))
-        + "\n"
-    )
+        "(tests/calibration/test_calibration.py).\n",
+        *refute_table_lines([], checks=checks),
+    ]
+    lines = [(key, refute_table_lines([row], checks=checks)[-1]) for key, row in rows]
+    write_table_part(tmp_path_factory, REFUTE_TABLE, head, lines)
 
 
 @pytest.mark.parametrize("config,case", REFUTING)
@@ -189,10 +198,10 @@ def test_false_refutes_at_the_refuting_nulls(config, case, refuting_table):
     design = designs(config)[case.experiment]
     why = why_skipped(case, design)
     if why is not None:
-        refuting_table.append(skipped_row(case, design))
+        refuting_table.append((case_order(config, case), skipped_row(case, design)))
         pytest.skip(f"{config}: {why}")
     rows = false_refutes_rates([case], lambda _: design, REFUTE_REPS)
-    refuting_table.extend(rows)
+    refuting_table.extend(((*case_order(config, case), i), row) for i, row in enumerate(rows))
     assert not check_refutes(rows, checks=2 * len(REFUTING))
 
 
