@@ -12,7 +12,7 @@ RANK = {"core": 0, "data": 1, "pipeline": 2}
 # from core and data). `cli.py` stands above them all.
 PIPELINE_ROLES = (
     "runtime",  # where a run's files live, canonical JSON, write guards, run record, provenance
-    "execution",  # how jobs run: environment settings, conda deployment, SLURM
+    "execution",  # how jobs run: environment settings, conda deployment, SLURM, GPU claims
     "analyses",  # the analyses behind the jobs: arrays and tables in, tables out
     "aggregation",  # run records -> tidy tables
     "figures",  # tables -> figures

@@ -11,6 +11,7 @@ from whcore.data.loading import load_job_data
 from whcore.data.splits import unit_seed, unit_split
 from whcore.pipeline.analyses import baselines
 from whcore.pipeline.cli import main
+from whcore.pipeline.jobs.baselines import BaselinesSpec, baselines_job
 from whcore.pipeline.jobs.spec import DataSplit
 
 SIZES = {"train": 60, "val": 60, "test": 60}
@@ -35,19 +36,23 @@ def _table(path, seed=0, rows=200, n=6):
     return path
 
 
+def _records(path, family, train_size, val_size, test_size, data_seed, standardize, grid):
+    """A baselines job's records, through the job's own loading and fitting (baselines_job)."""
+    split = {"source": "table", "path": str(path), "train_size": train_size, "val_size": val_size}
+    split.update(test_size=test_size, data_seed=data_seed, standardize=standardize)
+    spec = BaselinesSpec(
+        dataset=Path(path).stem,
+        family=family,
+        grid=grid,
+        data=DataSplit.from_dict(split),
+        outputs={"records": str(Path(path).with_suffix(".records.parquet"))},
+    )
+    return baselines_job(spec, threads=1, log=lambda m: None)
+
+
 def test_validation_not_test_picks_the_hyperparameters(tmp_path):
     path = _table(tmp_path / "tiny.parquet")
-    records = baselines.run_baselines(
-        path,
-        "lasso",
-        60,
-        60,
-        60,
-        data_seed=0,
-        standardize=False,
-        grid={"alpha": [1e-3, 10.0]},
-        log=lambda m: None,
-    )
+    records = _records(path, "lasso", 60, 60, 60, 0, False, {"alpha": [1e-3, 10.0]})
     best = baselines.select_best(records)
     assert len(best) == 1 and best["alpha"].iloc[0] == 1e-3
     assert best["val_r2"].iloc[0] > 0.9
@@ -58,18 +63,7 @@ def test_validation_not_test_picks_the_hyperparameters(tmp_path):
 def test_rows_and_records_match_the_network_jobs(tmp_path):
     path = _table(tmp_path / "gb1.parquet", seed=3)
     grid = {"n_estimators": [5, 10], "max_depth": [2]}
-    records = baselines.run_baselines(
-        path,
-        "rf",
-        60,
-        60,
-        "rest",
-        data_seed=3,
-        standardize=True,
-        grid=grid,
-        threads=1,
-        log=lambda m: None,
-    )
+    records = _records(path, "rf", 60, 60, "rest", 3, True, grid)
     expected = {
         "dataset",
         "method",
@@ -105,25 +99,15 @@ def test_rows_and_records_match_the_network_jobs(tmp_path):
         )
     )
     lasso = baselines.make_model("lasso", {"alpha": 1e-3}, seed=0).fit(data.x_train, data.y_train)
-    mine = baselines.run_baselines(
-        path, "lasso", 60, 60, "rest", 3, True, {"alpha": [1e-3]}, log=lambda m: None
-    )
+    mine = _records(path, "lasso", 60, 60, "rest", 3, True, {"alpha": [1e-3]})
     val_mse = np.mean((lasso.predict(data.x_val) - data.y_val) ** 2)
     assert mine["val_mse"].iloc[0] == pytest.approx(val_mse, rel=1e-9)
 
 
 def test_xgboost_grid(tmp_path):
     path = _table(tmp_path / "t.parquet")
-    records = baselines.run_baselines(
-        path,
-        "xgboost",
-        60,
-        60,
-        60,
-        0,
-        False,
-        {"n_estimators": [5], "max_depth": [2, 3]},
-        log=lambda m: None,
+    records = _records(
+        path, "xgboost", 60, 60, 60, 0, False, {"n_estimators": [5], "max_depth": [2, 3]}
     )
     assert records["max_depth"].tolist() == [2, 3] and records["val_r2"].notna().all()
 

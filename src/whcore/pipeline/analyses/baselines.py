@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -26,7 +25,6 @@ __all__ = [
     "grid_points",
     "make_model",
     "fit_grid",
-    "run_baselines",
     "select_best",
 ]
 
@@ -114,31 +112,6 @@ def fit_grid(
             records.append({**record, "model_seed": seed, "status": "ok"})
             log(f"{family} {params}: val R^2 {record['val_r2']:.4f}, fit {record['fit_time']:.2f}s")
     return pd.DataFrame.from_records(records)
-
-
-def run_baselines(
-    path: str | Path,
-    family: str,
-    train_size: int,
-    val_size,
-    test_size,
-    data_seed: int,
-    standardize: bool,
-    grid: dict,
-    threads: int = 1,
-    dataset: str | None = None,
-    log=print,
-) -> pd.DataFrame:
-    """One baseline job on a binarized table: every point of ``grid`` (the paper's grids live
-    in the workflow config)."""
-    from ...data.loading import read_table, split_data, unit_seed
-
-    dataset = dataset or Path(path).stem
-    x, y = read_table(str(path))
-    unit = unit_seed(train_size, data_seed, Path(path).stem)  # as the networks' split
-    data = split_data(x, y, train_size, val_size, test_size, unit, standardize)
-    records = fit_grid(data, family, grid, unit, threads, log)
-    return records.assign(dataset=dataset, train_size=train_size, data_seed=data_seed)
 
 
 def select_best(records: pd.DataFrame) -> pd.DataFrame:

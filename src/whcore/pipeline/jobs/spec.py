@@ -355,7 +355,7 @@ def _set_up_device(args) -> None:
     name, e.g. ``cuda:1`` for a GPU claimed among several)."""
     import torch
 
-    from ...core.devices import choose_device
+    from ..execution.gpus import choose_device
 
     if args.threads > 0:
         torch.set_num_threads(args.threads)

@@ -1,4 +1,4 @@
-"""GPU claiming (whcore.core.devices): flock-based, one job per device, no GPU needed."""
+"""GPU claiming (whcore.pipeline.execution.gpus): flock-based, one job per device, no GPU needed."""
 
 from __future__ import annotations
 
@@ -12,13 +12,14 @@ import pytest
 import torch
 
 from whcore.core import devices
-from whcore.core.devices import choose_device, claim_gpu
+from whcore.pipeline.execution import gpus
+from whcore.pipeline.execution.gpus import choose_device, claim_gpu
 
 # A separate process that claims a device, prints its index and holds the lock until its stdin
 # closes (or it is killed).
 HOLDER = """
 import sys
-from whcore.core.devices import claim_gpu
+from whcore.pipeline.execution.gpus import claim_gpu
 index, handle = claim_gpu(int(sys.argv[1]), sys.argv[2], log=lambda m: print('LOG', m))
 print(index, handle is not None, flush=True)
 sys.stdin.read()
@@ -109,13 +110,13 @@ def test_claim_needs_a_device(tmp_path, count):
 @pytest.fixture
 def fake_cuda(monkeypatch):
     """Set the CUDA devices choose_device sees: fake_cuda(n), n=0 meaning no CUDA."""
-    monkeypatch.setattr(devices, "_HELD", {})
+    monkeypatch.setattr(gpus, "_HELD", {})
     current = []
-    monkeypatch.setattr(devices, "_set_current", current.append)
+    monkeypatch.setattr(gpus, "_set_current", current.append)
 
     def set_count(n: int) -> None:
         monkeypatch.setattr(devices, "_cuda_available", lambda: n > 0)
-        monkeypatch.setattr(devices, "_cuda_count", lambda: n)
+        monkeypatch.setattr(gpus, "_cuda_count", lambda: n)
 
     set_count.current = current  # the devices made current, in order
     return set_count
@@ -160,7 +161,7 @@ def test_choose_device_several_gpus_claims_one(fake_cuda, tmp_path, monkeypatch)
         [
             sys.executable,
             "-c",
-            "import sys, pathlib; from whcore.core.devices import _try_lock;"
+            "import sys, pathlib; from whcore.pipeline.execution.gpus import _try_lock;"
             "print(_try_lock(pathlib.Path(sys.argv[1])) is None)",
             str(tmp_path / "node" / f"gpu{device.index}.lock"),
         ],
