@@ -25,7 +25,7 @@ from whcore.pipeline.contract.snakefile import (
     unknown_targets,
 )
 from whcore.pipeline.figures.registry import DATASET_FIGURES, FIGURES
-from whcore.pipeline.runtime.guards import hold_run_lock
+from whcore.pipeline.runtime.processes import hold_run_lock
 from whcore.pipeline.runtime.runrecord import RunConflictError, claim_run
 
 SOURCE = config_source(

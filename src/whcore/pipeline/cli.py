@@ -17,8 +17,9 @@ from ..data import datasets
 from .contract.spec_lookup import add_lookup_command
 from .execution.environment import check_environment
 from .jobs import add_job_commands
-from .runtime.guards import check_replaceable, die_with, parent_from_environment
+from .runtime.guards import check_replaceable
 from .runtime.layout import Layout
+from .runtime.processes import die_with, parent_from_environment
 
 __all__ = ["build_parser", "main"]
 

@@ -15,7 +15,7 @@ from whcore.core.io import write_parquet
 from whcore.pipeline.jobs.entacmaea_energy import EntacmaeaEnergySpec
 from whcore.pipeline.jobs.target import TargetSpec
 from whcore.pipeline.jobs.writer import Outputs
-from whcore.pipeline.runtime.guards import PARENT_ENV
+from whcore.pipeline.runtime.processes import PARENT_ENV
 
 
 def _table(path, rows=2000, n=12):

@@ -1,12 +1,10 @@
-"""Run lock, orphan watchdog, superseded outputs and writable folders (whcore.pipeline.runtime.guards)."""
+"""Superseded outputs, writable folders and replaceable paths (whcore.pipeline.runtime.guards)."""
 
 from __future__ import annotations
 
 import errno
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,51 +13,6 @@ import pytest
 
 from whcore.core.io import write_parquet
 from whcore.pipeline.runtime import guards
-
-
-def test_run_lock_refuses_a_second_process_and_frees_on_death(tmp_path):
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time; from whcore.pipeline.runtime.guards import hold_run_lock; "
-            f"hold_run_lock({str(tmp_path)!r}); print('held', flush=True); time.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        with pytest.raises(guards.RunLockedError, match=f"pid {holder.pid}"):
-            guards.hold_run_lock(tmp_path)
-    finally:
-        holder.kill()  # SIGKILL: the kernel releases the lock, no stale lock file blocks
-        holder.wait()
-    assert guards.hold_run_lock(tmp_path) == tmp_path / guards.LOCK_FILE
-
-
-def test_die_with_stops_the_job_when_its_parent_is_gone(tmp_path):
-    parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import time; from whcore.pipeline.runtime.guards import die_with; "
-            f"die_with({parent.pid}, interval=0.05); time.sleep(60)",
-        ],
-    )
-    time.sleep(0.5)
-    assert child.poll() is None  # the parent lives: the job runs on
-    parent.kill()
-    parent.wait()
-    assert child.wait(timeout=10) == 3
-
-
-def test_die_with_watches_nothing_without_a_live_parent():
-    assert guards.die_with(None) is None
-    dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()
-    assert guards.die_with(dead.pid) is None
 
 
 def test_a_result_written_for_another_spec_meanwhile_is_never_replaced(tmp_path):
@@ -175,7 +128,7 @@ def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
     from whcore.pipeline.claims.macros import write_macros
     from whcore.pipeline.claims.userdata import write_report
     from whcore.pipeline.figures.style import save_figure
-    from whcore.pipeline.runtime.guards import CRATE_NAME, owned
+    from whcore.pipeline.runtime.marks import CRATE_NAME, owned
 
     faithful = Path(__file__).resolve().parents[3] / "docs" / "faithful"
     for name in ("claims.md", "claims.json", "provenance.tsv", "fig3_degree_sae_energy.png"):

@@ -29,7 +29,8 @@ import re
 from pathlib import Path
 
 from ...core.io import atomic_path
-from ..runtime.guards import MACROS_MARK, check_replaceable
+from ..runtime.guards import check_replaceable
+from ..runtime.marks import MACROS_MARK
 from .report import format_p
 from .stats import FAILS, HOLDS, SKIPPED, UNSURE, effect_numbers
 

@@ -11,7 +11,7 @@ import pandas as pd
 from scipy.stats import false_discovery_control
 
 from ...core.io import atomic_path
-from ..runtime.guards import CLAIMS_TITLE
+from ..runtime.marks import CLAIMS_TITLE
 from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
 from .real import real_claims

@@ -26,7 +26,7 @@ from scipy import stats
 
 from ...core.io import atomic_path
 from ..analyses.proteingym import SCHEME_LABELS, protocol_folds, protocol_summary
-from ..runtime.guards import OWN_DATA_TITLE
+from ..runtime.marks import OWN_DATA_TITLE
 
 __all__ = [
     "CELL",

@@ -84,7 +84,7 @@ def _run_files(root: str):
 def _stale(layout, path: str) -> bool:
     """Whether ``path`` is the project's to remove: at one of the layout's paths and carrying
     the mark of the kind of output written there (a Snakemake timestamp in a records folder)."""
-    from ..runtime.guards import SNAKEMAKE_TIMESTAMP, kind_of
+    from ..runtime.marks import SNAKEMAKE_TIMESTAMP, kind_of
 
     if os.path.islink(path) or not layout.writes(path):  # a link is no writer's output
         return False

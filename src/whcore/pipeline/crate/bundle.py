@@ -25,8 +25,9 @@ from importlib import metadata
 from pathlib import Path
 
 from ..contract.schema import SCHEMA_PATH
-from ..runtime.guards import CRATE_NAME, check_replaceable
+from ..runtime.guards import check_replaceable
 from ..runtime.layout import Layout
+from ..runtime.marks import CRATE_NAME
 from ..runtime.provenance import git_commit
 from ..runtime.runrecord import RECORD, config_digest, source_files
 from .actions import add_jobs, add_run, snakemake_times

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..runtime.guards import PARENT_ENV
+from ..runtime.processes import PARENT_ENV
 from .slurm import DEFAULT_WAIT_MINUTES, WAIT_VARIABLE
 
 __all__ = ["EnvironmentValueError", "VARIABLES", "check_environment", "job_environment"]
@@ -53,7 +53,7 @@ def check_environment(environ: Mapping[str, str] | None = None) -> None:
 def job_environment(config: dict, snakemake_pid: int) -> dict[str, str]:
     """What the jobs of ``config`` read from the environment: settings that never change a
     result (device, progress-log frequency, the data mirror) and so are no part of any spec,
-    the Snakemake process a training job stops with (``guards.die_with``), and a PATH that
+    the Snakemake process a training job stops with (``processes.die_with``), and a PATH that
     finds the `whcore` command installed beside this interpreter (`.venv/bin/snakemake` works
     without activating the environment)."""
     env = {

@@ -287,7 +287,7 @@ def record_orphan_outputs(workflow, log: Callable[[str], None] = print) -> list[
 
 def restart(workflow) -> None:
     """Replace this Snakemake by a new one with the same command line, started in the folder
-    this one was started in, its lock released (the run lock of ``guards.hold_run_lock`` is a
+    this one was started in, its lock released (the run lock of ``processes.hold_run_lock`` is a
     descriptor that closes on exec)."""
     workflow.persistence.unlock()
     sys.stdout.flush()

@@ -18,6 +18,7 @@ from ...core.io import atomic_path
 from ...core.methods import METHOD_INFO
 from ...data.datasets import REGISTRY
 from ..analyses.families import BASELINES
+from ..runtime.marks import figure_creator
 
 __all__ = [
     "COLUMN_WIDTH",
@@ -258,7 +259,7 @@ def save_figure(fig, path: str | Path, provenance: dict | None = None) -> list[P
     path = Path(path)
     stem = path.with_suffix("") if path.suffix in (".pdf", ".png") else path
     text = json.dumps(provenance or {}, sort_keys=True)
-    creator = f"whcore {(provenance or {}).get('whcore_version', '')}".strip()
+    creator = figure_creator((provenance or {}).get("whcore_version", ""))
     metadata = {
         ".pdf": {"Creator": creator, "Subject": text},
         ".png": {"Software": creator, "whcore-provenance": text},

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from ...data.folds import FOLDS, SCHEMES
 from ..runtime.canonical import canonical, canonical_json
-from ..runtime.guards import RECORDS
+from ..runtime.marks import RECORDS
 from ..runtime.yaml_files import read_yaml
 
 __all__ = [
@@ -276,7 +276,7 @@ class JobSpec(Fields):
         return list(outputs)
 
     def output_kind(self) -> str | None:
-        """The kind of output it writes (``runtime.guards.kind_of``): records folders where its
+        """The kind of output it writes (``runtime.marks.kind_of``): records folders where its
         outputs are folders, else the kind each output's suffix says (None)."""
         return RECORDS if self.FOLDERS else None
 
