@@ -48,18 +48,20 @@ METHODS = ["onehot", "ridge"]
 NETWORKS = ["standard", "hashwh"]  # selected and refit (leaderboard.NETWORK_GRIDS, _TRAINING)
 
 
-def score_draws(table, scheme: str, draws: int, network_draws: int) -> dict:
+def score_draws(
+    table, scheme: str, draws: int, network_draws: int, networks=NETWORKS, ensemble: int = 1
+) -> dict:
     """Per method, every draw's pooled and mean Spearman, MSE and R^2 (the networks on the
     first ``network_draws`` draws); the paired differences One-Hot - ridge and HashWH - the
     best linear model of the draw (One-Hot or ridge, by pooled Spearman); seconds and CPU
-    seconds."""
-    everyone = METHODS + NETWORKS
+    seconds. ``networks``: which of them; ``ensemble``: networks averaged per method."""
+    everyone = METHODS + list(networks)
     out = {m: {k: [] for k in ("pooled", "mean", "mse", "r2", "failed")} for m in everyone}
     differences, over_linear = [], []
     wall, cpu = time.perf_counter(), time.process_time()
     for seed in range(draws):
         methods = everyone if seed < network_draws else METHODS
-        predictions = out_of_fold(table, scheme, methods, seed=seed)
+        predictions = out_of_fold(table, scheme, methods, seed=seed, ensemble=ensemble)
         _, summary = score_leaderboard(predictions, methods)
         for row in summary.itertuples():
             scores = out[row.method]
@@ -71,16 +73,17 @@ def score_draws(table, scheme: str, draws: int, network_draws: int) -> dict:
         pooled = summary.set_index("method")["pooled_spearman"]
         differences.append(pooled["onehot"] - pooled["ridge"])
         best = "onehot" if pooled["onehot"] > pooled["ridge"] else "ridge"
-        if seed < network_draws:
+        if seed < network_draws and "hashwh" in pooled:
             over_linear.append(pooled["hashwh"] - pooled[best])
         if seed == 0:
             first = paired_difference(predictions, "onehot", "ridge")
-            if network_draws:
+            if network_draws and {"hashwh", "standard"} <= set(pooled.index):
                 out["paired_hashwh_minus_standard"] = paired_difference(
                     predictions, "hashwh", "standard"
                 )
-                out["paired_hashwh_minus_best_linear"] = paired_difference(
-                    predictions, "hashwh", best
+            for network in networks if network_draws else ():
+                out[f"paired_{network}_minus_best_linear"] = paired_difference(
+                    predictions, network, best
                 )
     out["rows"] = predictions.attrs
     out["paired_onehot_minus_ridge"] = {
@@ -118,6 +121,10 @@ def main() -> None:
         default=3,
         help="draws on which the networks are scored too (the first ones)",
     )
+    parser.add_argument("--networks", nargs="+", default=NETWORKS, choices=NETWORKS)
+    parser.add_argument(
+        "--ensemble", type=int, default=1, help="networks averaged per method (their own seeds)"
+    )
     parser.add_argument("--assays", nargs="+", default=list(ASSAYS), choices=list(ASSAYS))
     parser.add_argument("--schemes", nargs="+", default=["fold_random_5"], choices=SCHEMES)
     parser.add_argument(
@@ -133,7 +140,9 @@ def main() -> None:
         build, raw = ASSAYS[assay]
         table = build(Path(args.mirror) / raw)
         for scheme in args.schemes:
-            result = score_draws(table, scheme, args.draws, args.network_draws)
+            result = score_draws(
+                table, scheme, args.draws, args.network_draws, args.networks, args.ensemble
+            )
             results[f"{assay} {scheme}"] = result
             print(report(assay, scheme, result), flush=True)
     out = Path(args.out)
@@ -143,6 +152,7 @@ def main() -> None:
             {
                 "draws": args.draws,
                 "network_draws": args.network_draws,
+                "ensemble": args.ensemble,
                 "leaderboard": LEADERBOARD,
                 **results,
             },
@@ -158,18 +168,20 @@ def report(assay: str, scheme: str, result: dict) -> str:
         f"{assay} {scheme}: {result['rows']}, {result['seconds']:.0f} s "
         f"({result['cpu_seconds']:.0f} CPU s)"
     ]
-    lines += [line(assay, method, result[method], scheme) for method in METHODS + NETWORKS]
+    methods = [m for m in METHODS + NETWORKS if m in result]
+    lines += [line(assay, method, result[method], scheme) for method in methods]
     difference, low, high = result["paired_onehot_minus_ridge"]["draw_0"]
     spread = result["paired_onehot_minus_ridge"]["range"]
     lines.append(
         f"One-Hot - ridge pooled Spearman {difference:+.3f} (draw 0, 95% paired bootstrap over "
         f"rows [{low:+.3f}, {high:+.3f}]; over draws [{spread[0]:+.3f}, {spread[1]:+.3f}])"
     )
-    for name in ("standard", "best_linear"):
-        if f"paired_hashwh_minus_{name}" in result:
-            difference, low, high = result[f"paired_hashwh_minus_{name}"]
+    names = {"hashwh": "HashWH", "standard": "standard", "best_linear": "best linear"}
+    for a, b in (("hashwh", "standard"), ("standard", "best_linear"), ("hashwh", "best_linear")):
+        if f"paired_{a}_minus_{b}" in result:
+            difference, low, high = result[f"paired_{a}_minus_{b}"]
             lines.append(
-                f"HashWH - {name.replace('_', ' ')} pooled Spearman {difference:+.3f} (draw 0, "
+                f"{names[a]} - {names[b]} pooled Spearman {difference:+.3f} (draw 0, "
                 f"95% paired bootstrap over rows [{low:+.3f}, {high:+.3f}])"
             )
     if result["hashwh_minus_best_linear"]:

@@ -200,13 +200,13 @@ def test_a_network_is_selected_on_a_fifth_of_the_training_folds_then_refit_on_al
     calls = {}
     original = leaderboard.refit_network
 
-    def select(method, data, seed, grids=None, training=None):
+    def select(method, data, seed, grids=None, training=None, ensemble=1):
         calls["select"] = (len(data.y_train), len(data.y_val), data.n)
         return {"b": 4, "lam": 0.1}, 3, 0.5
 
-    def refit(method, params, epochs, x, y, x_test, seed, training=None):
+    def refit(method, params, epochs, x, y, x_test, seed, training=None, ensemble=1):
         calls["refit"] = (params, epochs, len(y), x.shape[1])
-        return original(method, params, epochs, x, y, x_test, seed, training)
+        return original(method, params, epochs, x, y, x_test, seed, training, ensemble)
 
     trained = []
     monkeypatch.setattr(leaderboard, "select_network", select)
@@ -248,6 +248,46 @@ def test_selection_takes_the_lowest_validation_mse_over_configurations_and_epoch
     records = pd.concat(runs)
     lowest = records[records["epoch"] >= 1]["val_mse"].min()
     assert val_mse == pytest.approx(lowest) and epoch >= 1 and params["b"] in (3, 4)
+
+
+def test_an_ensemble_selects_on_its_members_mean_validation_mse():
+    """The slow reference: every member trained by train_grid with its own seed, the mean of
+    their validation MSEs per (configuration, epoch), at epochs every member reached."""
+    from whcore.core.arrays import Data
+    from whcore.core.training import train_grid
+
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 2, (60, 6)).astype(float)
+    y = x[:, 0] - x[:, 1] * x[:, 2] + 0.1 * rng.normal(size=60)
+    data = Data(x[:45], y[:45], x[45:], y[45:])
+    training = dataclasses.replace(leaderboard.NETWORK_TRAINING, epochs=8, patience=2)
+    grids = {"hashwh": {"b": [3], "lam": [0.01, 0.1]}}
+    params, epoch, val_mse = leaderboard.select_network("hashwh", data, 3, grids, training, 3)
+    seeds = leaderboard.member_seeds(3, 3)
+    assert seeds[0] == 3 and len(set(seeds)) == 3  # an ensemble of one is the network of before
+    grid = [{"b": 3, "lam": lam} for lam in (0.01, 0.1)]
+    members = [train_grid(data, "hashwh", grid, [s], training, log=lambda _: None) for s in seeds]
+    records = pd.concat(members)
+    records = records[(records["epoch"] >= 1) & (records["status"] == "ok")]
+    mean = records.groupby(["config", "epoch"])["val_mse"].agg(["mean", "count"])
+    mean = mean[mean["count"] == 3]["mean"]
+    (config, best_epoch) = mean.idxmin()
+    assert (params, epoch) == (grid[config], best_epoch)
+    assert val_mse == pytest.approx(mean.min(), rel=1e-4)
+    single = leaderboard.select_network("hashwh", data, 3, grids, training)
+    assert single[2] == pytest.approx(members[0].query("epoch >= 1")["val_mse"].min(), rel=1e-4)
+
+
+def test_an_ensemble_predicts_the_mean_of_its_members_each_trained_alone():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, (50, 6)).astype(np.float32)
+    y = x[:, 0] - x[:, 1] * x[:, 2] + 0.1 * rng.normal(size=50)
+    training = dataclasses.replace(leaderboard.NETWORK_TRAINING, epochs=3)
+    args = ("standard", {}, 3, x[:40], y[:40], x[40:])
+    ensemble = leaderboard.refit_network(*args, 7, training, ensemble=3)
+    alone = [leaderboard.refit_network(*args, s, training) for s in leaderboard.member_seeds(7, 3)]
+    np.testing.assert_allclose(ensemble, np.mean(alone, axis=0), rtol=1e-4, atol=1e-6)
+    assert not np.allclose(alone[0], alone[1])  # the members differ: the mean is not one of them
 
 
 def test_the_networks_score_every_single_beside_one_hot(monkeypatch):

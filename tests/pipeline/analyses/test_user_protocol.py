@@ -419,6 +419,7 @@ def test_the_leaderboard_networks_grids_and_training_are_the_jobs_spec():
     assert changed.training["lr"] == 0.5 and changed.grids["hashwh"] == {"b": [3], "lam": [0.1]}
     assert changed.grids["standard"] == NETWORK_GRIDS["standard"]
     assert changed.to_json() != default.to_json()
+    assert default.ensemble == 1 and spec("{ensemble: 5}").ensemble == 5
 
 
 @pytest.mark.parametrize(
@@ -456,6 +457,9 @@ def test_a_leaderboard_spec_with_a_network_grid_it_cannot_train_is_refused():
         ({"grids": {"hashwh": {"b": [0], "lam": [0.1]}}}, "field grid.0.b"),
         ({"training": {"lr": -1}}, "field training.lr"),
         ({"training": {"epoch": 3}}, "epoch"),
+        ({"ensemble": 0}, "field ensemble: 0 is not a count of networks from 1 to 100"),
+        ({"ensemble": 101}, "field ensemble: 101"),
+        ({"ensemble": "3"}, "field ensemble: '3'"),
     ):
         with pytest.raises(SpecError, match=words):
             LeaderboardSpec.from_dict({**spec, **bad}).check("spec.json")

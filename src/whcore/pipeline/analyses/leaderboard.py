@@ -75,6 +75,7 @@ __all__ = [
     "RIDGE_ALPHAS",
     "OneHotSettings",
     "fit_network",
+    "member_seeds",
     "fit_onehot",
     "fit_ridge",
     "learning_rate",
@@ -212,35 +213,49 @@ NETWORK_TRAINING = TrainConfig(
 VAL_FRACTION = 0.2  # the whole-table protocol's share of the training folds that validates
 
 
-def select_network(method: str, data: Data, seed: int, grids=None, training=None):
+def member_seeds(seed: int, ensemble: int = 1) -> list[int]:
+    """The training seeds of an ensemble of ``ensemble`` networks: ``seed`` first (an ensemble of
+    one is the network of before), then seeds derived from it."""
+    from ...core.rng import derive_seed
+
+    return [seed] + [derive_seed("leaderboard member", seed, k) % 2**31 for k in range(1, ensemble)]
+
+
+def select_network(method: str, data: Data, seed: int, grids=None, training=None, ensemble=1):
     """(configuration, epoch, validation MSE) of the lowest validation MSE of ``method``'s grid
-    trained on ``data`` with early stopping; epoch 0 (untrained) is never selected. None where
-    every network diverged."""
+    trained on ``data`` with early stopping, each configuration as ``ensemble`` networks of their
+    own seeds (``member_seeds``) and scored by their mean validation MSE at an epoch every one of
+    them reached; epoch 0 (untrained) is never selected. None where every network diverged."""
     from ...core.training import train_grid
 
     grids = NETWORK_GRIDS if grids is None else grids
     training = NETWORK_TRAINING if training is None else training
+    seeds = member_seeds(seed, ensemble)
     best = None
     for _, _, grid in training_groups({method: grids[method]}):
-        records = train_grid(data, method, grid, [seed], training, log=lambda _: None)
+        records = train_grid(data, method, grid, seeds, training, log=lambda _: None)
         ok = records[(records["status"] == "ok") & (records["epoch"] >= 1)]
-        if len(ok):
-            row = ok.loc[ok["val_mse"].idxmin()]
-            if best is None or row["val_mse"] < best[2]:
-                best = (grid[int(row["config"])], int(row["epoch"]), float(row["val_mse"]))
+        scores = ok.groupby(["config", "epoch"], sort=False)["val_mse"].agg(["mean", "count"])
+        scores = scores[scores["count"] == len(seeds)]["mean"]
+        if len(scores):
+            (config, epoch), mse = scores.idxmin(), float(scores.min())
+            if best is None or mse < best[2]:
+                best = (grid[int(config)], int(epoch), mse)
     return best
 
 
 def refit_network(
-    method: str, params: dict, epochs: int, x, y, x_test, seed: int, training=None
+    method: str, params: dict, epochs: int, x, y, x_test, seed: int, training=None, ensemble=1
 ) -> np.ndarray:
-    """Train ``method`` with ``params`` on (x, y) for exactly ``epochs`` epochs and predict
-    ``x_test`` (NaN where it diverged). No row validates: the records' validation columns
-    repeat the training rows and are never read."""
+    """Train ``method`` with ``params`` on (x, y) for exactly ``epochs`` epochs as ``ensemble``
+    networks of their own seeds (``member_seeds``) and predict ``x_test`` by their mean (NaN
+    where one diverged). No row validates: the records' validation columns repeat the training
+    rows and are never read."""
     import torch
 
     from ...core.training import train
 
+    seeds = member_seeds(seed, ensemble)
     prediction = np.full(len(x_test), np.nan)
 
     def keep_last(model, epoch, members):
@@ -248,28 +263,33 @@ def refit_network(
             inputs = torch.as_tensor(
                 x_test, dtype=torch.float32, device=next(model.parameters()).device
             )
-            prediction[:] = model.predict(inputs).reshape(-1).float().cpu().numpy()
+            each = model.predict(inputs).reshape(len(seeds), -1).float().cpu().numpy()
+            prediction[:] = each.mean(axis=0)
         return {}
 
     training = NETWORK_TRAINING if training is None else training
     fixed = dataclasses.replace(training, epochs=epochs, patience=None)
-    train(Data(x, y, x, y), method, params, [seed], fixed, keep_last, log=lambda _: None)
+    train(Data(x, y, x, y), method, params, seeds, fixed, keep_last, log=lambda _: None)
     return prediction
 
 
-def fit_network(method: str, x, y, x_test, seed: int, grids=None, training=None) -> np.ndarray:
+def fit_network(
+    method: str, x, y, x_test, seed: int, grids=None, training=None, ensemble: int = 1
+) -> np.ndarray:
     """Select ``method``'s configuration and epoch count on a seeded 20% of (x, y), then refit
-    on all of (x, y) and predict ``x_test``; columns constant over x and x_test are left out."""
+    on all of (x, y) and predict ``x_test``, each step with ``ensemble`` networks whose
+    predictions are averaged; columns constant over x and x_test are left out."""
     x, x_test = np.asarray(x, dtype=np.float32), np.asarray(x_test, dtype=np.float32)
     both = np.vstack([x, x_test])
     varying = both.min(axis=0) != both.max(axis=0)
     x, x_test, y = x[:, varying], x_test[:, varying], np.asarray(y, dtype=np.float64)
     train, val = validation_split(np.arange(len(y)), VAL_FRACTION, seed)
-    chosen = select_network(method, Data(x[train], y[train], x[val], y[val]), seed, grids, training)
+    data = Data(x[train], y[train], x[val], y[val])
+    chosen = select_network(method, data, seed, grids, training, ensemble)
     if chosen is None:
         return np.full(len(x_test), np.nan)
     params, epochs, _ = chosen
-    return refit_network(method, params, epochs, x, y, x_test, seed, training)
+    return refit_network(method, params, epochs, x, y, x_test, seed, training, ensemble)
 
 
 NETWORKS = ("standard", "hashwh")  # the project's networks: selected, then refit
@@ -315,24 +335,30 @@ def leaderboard_folds(table: pd.DataFrame, scheme: str, seed: int = 0) -> pd.Dat
     return singles.assign(fold=folds)
 
 
-def _fits(methods, grids, training) -> dict:
-    """Each method's fit; the networks' with ``grids`` and ``training`` (None: the defaults)."""
-    return {
-        m: partial(METHODS[m], grids=grids, training=training) if m in NETWORKS else METHODS[m]
-        for m in methods
-    }
+def _fits(methods, grids, training, ensemble: int = 1) -> dict:
+    """Each method's fit; the networks' with ``grids``, ``training`` (None: the defaults) and
+    ``ensemble`` networks averaged."""
+    networks = {"grids": grids, "training": training, "ensemble": ensemble}
+    return {m: partial(METHODS[m], **networks) if m in NETWORKS else METHODS[m] for m in methods}
 
 
 def out_of_fold(
-    table: pd.DataFrame, scheme: str, methods, seed: int = 0, grids=None, training=None
+    table: pd.DataFrame,
+    scheme: str,
+    methods,
+    seed: int = 0,
+    grids=None,
+    training=None,
+    ensemble: int = 1,
 ) -> pd.DataFrame:
     """Every single mutant's held-out prediction by each method (trained on the four other
     folds, targets standardized with their mean and standard deviation) and its normalized
     target, with its fold; ``attrs`` holds the counts of rows. The networks select from
     ``grids`` (a configuration's methods key; default ``NETWORK_GRIDS``) and train with
-    ``training`` (a ``TrainConfig``; default ``NETWORK_TRAINING``)."""
+    ``training`` (a ``TrainConfig``; default ``NETWORK_TRAINING``), each as the mean of
+    ``ensemble`` networks of their own seeds."""
     rows = leaderboard_folds(table, scheme, seed)
-    inputs, fits = _inputs(rows, methods), _fits(methods, grids, training)
+    inputs, fits = _inputs(rows, methods), _fits(methods, grids, training, ensemble)
     y = rows["DMS_score"].to_numpy(dtype=float)
     out = rows[["mutant", "fold"]].assign(normalized_target=np.nan)
     for method in methods:
@@ -407,14 +433,14 @@ def paired_difference(predictions: pd.DataFrame, a: str, b: str, draws: int = 20
 
 
 def leaderboard_scores(
-    table: pd.DataFrame, schemes, methods, seed: int = 0, grids=None, training=None
+    table: pd.DataFrame, schemes, methods, seed: int = 0, grids=None, training=None, ensemble=1
 ) -> pd.DataFrame:
     """Per split scheme and method: ``score_leaderboard``'s summary (pooled and per-fold mean
     scores, finished and failed folds), with the scheme and the multiple mutants left out
-    (``grids`` and ``training``: ``out_of_fold``'s)."""
+    (``grids``, ``training`` and ``ensemble``: ``out_of_fold``'s)."""
     frames = []
     for scheme in schemes:
-        predictions = out_of_fold(table, scheme, methods, seed, grids, training)
+        predictions = out_of_fold(table, scheme, methods, seed, grids, training, ensemble)
         _, summary = score_leaderboard(predictions, methods)
         left_out = predictions.attrs["multiples_left_out"]
         frames.append(summary.assign(scheme=scheme, multiples_left_out=left_out))

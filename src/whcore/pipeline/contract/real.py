@@ -92,6 +92,7 @@ def _add_leaderboard(plan: Plan, name: str, raw: str, source: dict, schemes: lis
         "methods": ["onehot", "ridge", *grids],
         "grids": grids,
         "training": training,
+        "ensemble": own.get("ensemble", 1),
         "outputs": {"table": path},
     }
     plan.add(path, LeaderboardSpec, spec, labels={"dataset": name})

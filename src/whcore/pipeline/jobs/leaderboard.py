@@ -16,6 +16,8 @@ from .train import Training, _check_configurations, training_defaults
 
 __all__ = ["LeaderboardSpec", "network_settings"]
 
+MAX_ENSEMBLE = 100  # a bound on what a spec may ask to train (every member trains every fold)
+
 
 def network_settings(methods, grids: dict | None = None, training: dict | None = None):
     """(grids, training) of the networks among ``methods``: ``grids`` ({network: a methods
@@ -36,7 +38,7 @@ class LeaderboardSpec(JobSpec):
     KIND, SUBCOMMAND, OUTPUTS = "leaderboard", "leaderboard", ("table",)
     HELP = (
         "score your ProteinGym table as the supervised leaderboard does (spec fields: "
-        "dataset, raw, source, schemes, methods, grids, training, seed; outputs: table)"
+        "dataset, raw, source, schemes, methods, grids, training, ensemble, seed; outputs: table)"
     )
 
     dataset: str
@@ -48,6 +50,7 @@ class LeaderboardSpec(JobSpec):
     seed: int = 0
     grids: dict = dataclasses.field(default_factory=dict)  # {network: its grid}; default the mode's
     training: dict = dataclasses.field(default_factory=dict)  # the networks' TrainConfig settings
+    ensemble: int = 1  # networks of their own seeds whose predictions a network's are the mean of
 
     def check(self, source: str) -> None:
         from ..analyses.grids import training_groups
@@ -63,6 +66,11 @@ class LeaderboardSpec(JobSpec):
         for method, _, grid in training_groups(self.grids):
             _check_configurations(method, grid, source)
         self._training(source).check(source)
+        if not (isinstance(self.ensemble, int) and 1 <= self.ensemble <= MAX_ENSEMBLE):
+            raise SpecError(
+                f"{source}: field ensemble: {self.ensemble!r} is not a count of networks from 1 "
+                f"to {MAX_ENSEMBLE}. Fix: set it to 1 for one network per method"
+            )
 
     def _training(self, source: str = "--spec") -> Training:
         """The networks' training (the mode's defaults under the spec's), one seed: each fold's
@@ -90,7 +98,9 @@ class LeaderboardSpec(JobSpec):
         start = time.perf_counter()
         grids, _ = network_settings(self.methods, self.grids)
         training = self._training().config("cpu", 0)
-        scores = leaderboard_scores(table, self.schemes, self.methods, self.seed, grids, training)
+        scores = leaderboard_scores(
+            table, self.schemes, self.methods, self.seed, grids, training, self.ensemble
+        )
         meta = {"wall_time": time.perf_counter() - start, "provenance": provenance("cpu")}
         out = outputs.table("table", scores.assign(dataset=self.dataset), **meta)
         best = scores.loc[scores.groupby("scheme")["pooled_spearman"].idxmax()]
