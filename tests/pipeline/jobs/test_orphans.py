@@ -58,7 +58,9 @@ def test_a_baselines_job_stops_when_its_snakemake_is_killed(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
     )
-    time.sleep(3)  # imports done, fitting under way
+    # Killed once the job watches it (its imports may take seconds on a loaded machine).
+    assert f"watching the Snakemake process {parent.pid}" in job.stdout.readline()
+    time.sleep(1)  # fitting under way
     assert job.poll() is None, job.stdout.read()
     parent.kill()
     parent.wait()

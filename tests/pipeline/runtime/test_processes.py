@@ -39,14 +39,14 @@ def test_die_with_stops_the_job_when_its_parent_is_gone(tmp_path):
             sys.executable,
             "-c",
             "import time; from whcore.pipeline.runtime.processes import die_with; "
-            f"print(die_with({parent.pid}, interval=0.05) is not None, flush=True); "
+            f"die_with({parent.pid}, interval=0.05, log=lambda m: print(m, flush=True)); "
             "time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
         text=True,
     )
     # Killed only once the job watches it (a loaded machine may take seconds to import).
-    assert child.stdout.readline().strip() == "True"
+    assert f"watching the Snakemake process {parent.pid}" in child.stdout.readline()
     time.sleep(0.2)
     assert child.poll() is None  # the parent lives: the job runs on
     parent.kill()

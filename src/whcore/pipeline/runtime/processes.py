@@ -71,8 +71,9 @@ def _alive(pid: int) -> bool:
 
 
 def die_with(pid: int | None, interval: float = 1.0, log=print) -> threading.Thread | None:
-    """Exit this process (status 3, no output written) soon after process ``pid`` is gone.
-    ``None`` or a pid that is already gone at the start (a stale value) watches nothing."""
+    """Exit this process (status 3, no output written) soon after process ``pid`` is gone,
+    saying first (one line) that it watches it. ``None`` or a pid that is already gone at the
+    start (a stale value) watches nothing."""
     if not pid or not _alive(pid):
         return None
 
@@ -84,6 +85,7 @@ def die_with(pid: int | None, interval: float = 1.0, log=print) -> threading.Thr
 
     thread = threading.Thread(target=watch, name="die-with-parent", daemon=True)
     thread.start()
+    log(f"watching the Snakemake process {pid} that started this job: it stops if that is gone")
     return thread
 
 
