@@ -267,7 +267,7 @@ def test_own_data_example_runs_as_written_on_a_multi_mutant_table(clone, tmp_pat
     lines = [line.replace("/path/to/whcore", str(clone)) for line in command_lines(text)]
     *activate, run = lines
     assert activate == [f"source {clone}/.venv/bin/activate"]
-    fresh_shell(f"{activate[0]}\n{run} --until binarize_user", tmp_path)
+    fresh_shell(f"{activate[0]}\n{run} --until binarize_own", tmp_path)
     assert (tmp_path / "resources/data/my_dms.parquet").is_file()
     fresh_shell(f"{activate[0]}\n{run} -n", tmp_path)
 

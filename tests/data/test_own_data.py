@@ -1,4 +1,4 @@
-"""Datasets by configuration (whcore.data.custom): ProteinGym, aligned sequences and 0/1 tables
+"""Datasets by configuration (whcore.data.own_data): ProteinGym, aligned sequences and 0/1 tables
 binarized as the paper does, GB1 rewritten into ProteinGym's format binarizing as the registry's
 parser does, and a one-line error (file, line, column, value) for every kind of bad row."""
 
@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from whcore.core.io import read_parquet_metadata
-from whcore.data import custom
+from whcore.data import own_data
 from whcore.data.download import sha256_of
 from whcore.data.parsers import RawFormatError
 
@@ -50,7 +50,7 @@ def write_proteingym(path, rows, sequences=True):
 def test_proteingym_mutated_sites_are_the_genotype_bits(tmp_path):
     rows = planted_landscape()
     path = write_proteingym(tmp_path / "dms.csv", rows)
-    parsed = custom.parse(path, {"format": "proteingym", "binarization": "mutated"})
+    parsed = own_data.parse(path, {"format": "proteingym", "binarization": "mutated"})
     frame = parsed.frame
     assert list(frame.columns) == [f"site{k}" for k in range(1, 7)] + ["y"]
     np.testing.assert_array_equal(frame.drop(columns="y").to_numpy(), [r[3] for r in rows])
@@ -61,7 +61,7 @@ def test_proteingym_mutated_sites_are_the_genotype_bits(tmp_path):
 def test_proteingym_onehot_is_zero_in_the_wild_type_one_column_per_residue_seen(tmp_path):
     rows = planted_landscape()
     path = write_proteingym(tmp_path / "dms.csv", rows, sequences=False)
-    frame = custom.parse(path, {"format": "proteingym"}).frame
+    frame = own_data.parse(path, {"format": "proteingym"}).frame
     expected = [f"site{k + 1}={name}" for k in range(6) for name in ("mutated", MUTANT[k])]
     assert list(frame.columns[:-1]) == expected
     assert (frame.loc[0, expected] == 0).all()  # the first row is the wild type
@@ -108,7 +108,7 @@ def test_duplicates_merge_by_mean_and_the_parquet_records_source_and_binarizatio
     path.write_text("mutant,DMS_score\n,1\nA1P,2\nA1P:C2W,3\nA1P,4\nA1G,10\n")
     out = tmp_path / "dup.parquet"
     settings = {"format": "proteingym", "binarization": "mutated"}
-    parsed = custom.binarize("mine", path, out, settings)
+    parsed = own_data.binarize("mine", path, out, settings)
     frame = pd.read_parquet(out)
     # A1P and A1G are the same mutated-site genotype; A1P twice too: merged, in first order.
     assert frame.values.tolist() == [[0, 0, 1.0], [1, 0, (2 + 4 + 10) / 3], [1, 1, 3.0]]
@@ -123,11 +123,11 @@ def test_duplicates_merge_by_mean_and_the_parquet_records_source_and_binarizatio
 def test_other_score_column_sequences_and_binary_formats(tmp_path):
     path = tmp_path / "s.csv"
     path.write_text("sequence,fitness,DMS_score\nACD,1,x\nAWD,2,x\nPWD,3,x\nACD,5,x\n")
-    onehot = custom.parse(path, {"format": "sequences", "target_column": "fitness"}).frame
+    onehot = own_data.parse(path, {"format": "sequences", "target_column": "fitness"}).frame
     # the consensus ACD is the wild type
     assert list(onehot.columns) == ["site1=mutated", "site1=P", "site2=mutated", "site2=W", "y"]
     assert onehot["y"].tolist() == [3.0, 2.0, 3.0]  # ACD twice: (1 + 5) / 2
-    mutated = custom.parse(
+    mutated = own_data.parse(
         path,
         {
             "format": "sequences",
@@ -139,7 +139,7 @@ def test_other_score_column_sequences_and_binary_formats(tmp_path):
     assert mutated.drop(columns="y").values.tolist() == [[1, 0], [1, 1], [0, 1]]
     binary = tmp_path / "b.csv"
     binary.write_text("a,b,y2\n0,1,1.5\n1,1,2.5\n")
-    frame = custom.parse(binary, {"format": "binary", "target_column": "y2"}).frame
+    frame = own_data.parse(binary, {"format": "binary", "target_column": "y2"}).frame
     assert frame.values.tolist() == [[0, 1, 1.5], [1, 1, 2.5]]
 
 
@@ -162,7 +162,7 @@ def test_gb1_in_proteingym_format_binarizes_like_the_registry_parser(tmp_path, d
     mutants = ["".join(row).rstrip(":") for row in tokens]
     path = tmp_path / "gb1_proteingym.csv"
     pd.DataFrame({"mutant": mutants, "DMS_score": table["Fitness"]}).to_csv(path, index=False)
-    frame = custom.parse(path, {"format": "proteingym"}).frame
+    frame = own_data.parse(path, {"format": "proteingym"}).frame
     # the registry's (the paper's) columns, the wild-type residue's complemented into "site
     # mutated": the same genotypes, row for row
     for site, residue in zip(GB1_SITES, wild, strict=True):
@@ -203,11 +203,11 @@ def test_bad_rows_are_refused_in_one_line_or_dropped_and_counted(tmp_path, text,
     path = tmp_path / "bad.csv"
     path.write_text(text + "A1P:C2W,3" + (",PW" if "mutated_sequence" in text else "") + "\n")
     with pytest.raises(RawFormatError) as err:
-        custom.parse(path, {"format": "proteingym"})
+        own_data.parse(path, {"format": "proteingym"})
     line = str(err.value)
     assert "\n" not in line and line.startswith(f"{path}: {message}"), line
     assert "Fix:" in line and "drop_invalid" in line
-    parsed = custom.parse(path, {"format": "proteingym", "drop_invalid": True})
+    parsed = own_data.parse(path, {"format": "proteingym", "drop_invalid": True})
     assert sum(parsed.dropped.values()) == 1 and parsed.rows == 3
     assert len(parsed.frame) == 2
     assert any(reason.split()[0] in why for why in parsed.dropped), parsed.dropped
@@ -225,21 +225,21 @@ def test_sequence_and_binary_rows_are_refused(tmp_path, text, settings, message)
     path = tmp_path / "bad.csv"
     path.write_text(text)
     with pytest.raises(RawFormatError, match="^" + str(path) + ": " + message):
-        custom.parse(path, {"format": "sequences", "target_column": "y", **settings})
+        own_data.parse(path, {"format": "sequences", "target_column": "y", **settings})
 
 
 def test_a_missing_column_names_the_config_key(tmp_path):
     path = tmp_path / "dms.csv"
     path.write_text("mutant,score\nA1P,1\n")
     with pytest.raises(RawFormatError, match="no column 'DMS_score'.*target_column"):
-        custom.parse(path, {"format": "proteingym"})
+        own_data.parse(path, {"format": "proteingym"})
 
 
 def test_a_wrong_sha256_is_refused_and_nothing_written(tmp_path):
     path = write_proteingym(tmp_path / "dms.csv", planted_landscape())
     out = tmp_path / "out.parquet"
     with pytest.raises(RawFormatError, match="sha256"):
-        custom.binarize("mine", path, out, {"format": "proteingym", "sha256": "0" * 64})
+        own_data.binarize("mine", path, out, {"format": "proteingym", "sha256": "0" * 64})
     assert not out.exists()
 
 
@@ -281,13 +281,13 @@ OWN = "{train_sizes: [10], val_size: rest, test_size: rest"
         (f"{{Mine: {OWN}, file: a.csv, format: binary}}}}", "real.datasets", "does not match"),
     ],
 )
-def test_config_keys_of_a_user_dataset_are_checked_in_one_line(entry, key, words):
+def test_config_keys_of_an_own_dataset_are_checked_in_one_line(entry, key, words):
     from test_config import assert_own_dataset_refused
 
     assert_own_dataset_refused(entry, key, words)
 
 
-def test_a_config_with_only_a_user_dataset_plans_its_jobs():
+def test_a_config_with_only_an_own_dataset_plans_its_jobs():
     from test_config import changed, validate
 
     from whcore.pipeline.contract import Contract
@@ -299,9 +299,9 @@ def test_a_config_with_only_a_user_dataset_plans_its_jobs():
     validate(config)
     contract = Contract(config)
     kinds = {job.kind for job in contract.jobs.values()}
-    assert {"user_data", "epistasis", "epistasis_figure", "train", "figure"} <= kinds
-    assert not {"target", "ablation", "entacmaea_energy", "download_user"} & kinds
-    (data,) = [job for job in contract.jobs.values() if job.kind == "user_data"]
+    assert {"binarize_own", "epistasis", "epistasis_figure", "train", "figure"} <= kinds
+    assert not {"target", "ablation", "entacmaea_energy", "download_own"} & kinds
+    (data,) = [job for job in contract.jobs.values() if job.kind == "binarize_own"]
     assert data.inputs == ("a.csv",) and data.spec.source["target_column"] == "DMS_score"
     (claims,) = [job for job in contract.jobs.values() if job.kind == "claims"]
     assert claims.spec.settings["report"] == "own_data"  # the comparison, not the paper's claims
@@ -356,6 +356,6 @@ def test_a_compressed_table_is_bounded_before_it_is_read(tmp_path, monkeypatch, 
     with pytest.raises(
         RawFormatError, match=f"^{path}: {says}.* Fix: keep only the columns"
     ) as err:
-        custom.parse(path, {"format": "proteingym"})
+        own_data.parse(path, {"format": "proteingym"})
     assert "\n" not in str(err.value)
     assert path.stat().st_size < 4_000  # the compressed file is small

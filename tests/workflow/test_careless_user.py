@@ -15,7 +15,7 @@ import yaml
 from conftest import REPO, TINY, snakemake_cmd, snakemake_env
 
 from whcore.core.io import write_parquet
-from whcore.data import custom
+from whcore.data import own_data
 from whcore.data.download import DownloadError, fetch
 from whcore.data.parsers import RawFormatError
 from whcore.pipeline.cli import main as whcore
@@ -140,7 +140,7 @@ def test_macros_render_and_bundle_never_replace_a_manuscript(tmp_path, monkeypat
     assert whcore(["macros", str(claims), "claims.tex"]) == 0
 
 
-def test_a_damaged_raw_file_of_the_users_is_not_deleted_by_download_user(tmp_path, capsys):
+def test_a_damaged_raw_file_of_the_users_is_not_deleted_by_download_own(tmp_path, capsys):
     mine = tmp_path / "mine.csv"
     mine.write_text("my own data\n")
     spec = {
@@ -149,7 +149,7 @@ def test_a_damaged_raw_file_of_the_users_is_not_deleted_by_download_user(tmp_pat
         "sha256": "0" * 64,
         "outputs": {"raw": str(mine)},
     }
-    assert whcore(["download-user", "--spec", json.dumps(spec)]) == 2
+    assert whcore(["download-own", "--spec", json.dumps(spec)]) == 2
     assert "mine.csv: an existing file that no whcore job wrote" in capsys.readouterr().err
     assert mine.read_text() == "my own data\n"
 
@@ -190,15 +190,15 @@ def test_a_wrong_first_mutant_is_the_row_refused_or_dropped(tmp_path, sequences)
     path = tmp_path / "dms.csv"
     path.write_text(_landscape(bad_first=True, sequences=sequences))
     with pytest.raises(RawFormatError) as err:
-        custom.parse(path, {"format": "proteingym"})
+        own_data.parse(path, {"format": "proteingym"})
     line = str(err.value)
     assert line.startswith(f"{path}: line 2, column 'mutant': 'Q5G' says site 5 is Q"), line
     assert "which has F there" in line and "\n" not in line
-    parsed = custom.parse(path, {"format": "proteingym", "drop_invalid": True})
+    parsed = own_data.parse(path, {"format": "proteingym", "drop_invalid": True})
     assert parsed.dropped == {"mutant contradicting the wild type": 1}
     clean = tmp_path / "clean.csv"
     clean.write_text(_landscape(bad_first=False, sequences=sequences))
-    expected = custom.parse(clean, {"format": "proteingym"}).frame
+    expected = own_data.parse(clean, {"format": "proteingym"}).frame
     pd.testing.assert_frame_equal(parsed.frame, expected)
     assert len(expected) == 64 and expected.shape[1] == 6 * 2 + 1
 
@@ -207,7 +207,7 @@ def test_the_wild_type_key_disagreeing_with_the_sequences_is_one_line(tmp_path):
     path = tmp_path / "dms.csv"
     path.write_text(_landscape(bad_first=False, sequences=True))
     with pytest.raises(RawFormatError, match=r"wild_type key has W at site 5, .* has F"):
-        custom.parse(path, {"format": "proteingym", "wild_type": "MKVLWT"})
+        own_data.parse(path, {"format": "proteingym", "wild_type": "MKVLWT"})
 
 
 # --- 3. sequences are case-folded ---------------------------------------------------------------
@@ -221,10 +221,10 @@ def test_lower_case_residues_are_the_same_residues(tmp_path):
         "sequence,y\n" + "\n".join(r.lower() if i % 2 else r for i, r in enumerate(rows)) + "\n"
     )
     settings = {"format": "sequences", "target_column": "y"}
-    expected = custom.parse(upper, settings).frame
+    expected = own_data.parse(upper, settings).frame
     assert expected.shape == (4, 6 + 1)
-    pd.testing.assert_frame_equal(custom.parse(lower, settings).frame, expected)
-    mutated = custom.parse(lower, {**settings, "binarization": "mutated", "wild_type": "acd"})
+    pd.testing.assert_frame_equal(own_data.parse(lower, settings).frame, expected)
+    mutated = own_data.parse(lower, {**settings, "binarization": "mutated", "wild_type": "acd"})
     assert list(mutated.frame.columns) == ["site1", "site2", "site3", "y"]
     # ProteinGym's mutated_sequence in lower case
     path = tmp_path / "dms.csv"
@@ -233,7 +233,7 @@ def test_lower_case_residues_are_the_same_residues(tmp_path):
         "\n".join([lines[0]] + [r[: r.rindex(",")] + r[r.rindex(",") :].lower() for r in lines[1:]])
         + "\n"
     )
-    assert custom.parse(path, {"format": "proteingym"}).frame.shape == (64, 13)
+    assert own_data.parse(path, {"format": "proteingym"}).frame.shape == (64, 13)
 
 
 # --- 5. a truncated compressed file is one line with the file -----------------------------------
@@ -246,11 +246,11 @@ def test_a_truncated_compressed_table_is_one_line_with_the_file(tmp_path, suffix
     )
     whole = tmp_path / f"whole{suffix}"
     table.to_csv(whole, index=False)
-    assert len(custom.parse(whole, {"format": "proteingym"}).frame) == 19
+    assert len(own_data.parse(whole, {"format": "proteingym"}).frame) == 19
     cut = tmp_path / f"cut{suffix}"
     cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
     with pytest.raises(RawFormatError) as err:
-        custom.parse(cut, {"format": "proteingym"})
+        own_data.parse(cut, {"format": "proteingym"})
     line = str(err.value)
     assert line.startswith(f"{cut}: cannot decompress it: truncated or damaged"), line
     assert "\n" not in line and "Fix: copy or download the file again" in line
@@ -277,7 +277,7 @@ def test_a_data_file_that_is_a_folder_says_so(tmp_path):
     folder = tmp_path / "my_dms"
     folder.mkdir()
     with pytest.raises(IsADirectoryError) as err:
-        custom.binarize("my_dms", folder, tmp_path / "out.parquet", {"format": "proteingym"})
+        own_data.binarize("my_dms", folder, tmp_path / "out.parquet", {"format": "proteingym"})
     assert str(err.value).startswith(f"{folder}: the data file of dataset my_dms is a folder")
     assert "file key of real.datasets.my_dms" in str(err.value)
     assert not (tmp_path / "out.parquet").exists()
@@ -290,7 +290,7 @@ def test_a_data_file_that_is_a_device_or_a_fifo_says_so(tmp_path, kind):
     if kind == "fifo":
         os.mkfifo(raw)
     with pytest.raises(RawFormatError) as err:
-        custom.binarize("my_dms", raw, tmp_path / "out.parquet", {"format": "proteingym"})
+        own_data.binarize("my_dms", raw, tmp_path / "out.parquet", {"format": "proteingym"})
     assert str(err.value).startswith(f"{raw}: the data file of dataset my_dms is not a regular")
     assert "file key of real.datasets.my_dms" in str(err.value) and "\n" not in str(err.value)
 

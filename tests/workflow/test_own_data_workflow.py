@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import REPO
-from test_user_datasets import planted_landscape, write_proteingym
+from test_own_data import planted_landscape, write_proteingym
 
 pytestmark = pytest.mark.workflow
 

@@ -67,6 +67,6 @@ def on_start():
 
 def on_error():
     """Offline, the first failed download stops the run: name every raw file it lacks."""
-    fetchers = {rules.download.rule.name, rules.download_user.rule.name}
+    fetchers = {rules.download.rule.name, rules.download_own.rule.name}
     mirror = config["data_mirror"]
     report_missing_raw_files(workflow.dag.jobs, fetchers, PLANNED_AT, mirror, say)

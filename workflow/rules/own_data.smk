@@ -3,26 +3,26 @@
 
 
 localrules:
-    download_user,
+    download_own,
 
 
-rule download_user:
+rule download_own:
     """Fetch your dataset's file from its url (mirror first, sha256-checked)."""
     output:
         LAYOUT.RAW,
     log:
         LAYOUT.DOWNLOAD_LOG,
     wildcard_constraints:
-        dataset=WILDCARDS.user_downloads,
+        dataset=WILDCARDS.own_downloads,
     conda:
         ENV
     params:
         spec=CONTRACT.spec_of(LAYOUT.RAW),
     shell:
-        "whcore download-user --spec {params.spec:q} > {log:q} 2>&1"
+        "whcore download-own --spec {params.spec:q} > {log:q} 2>&1"
 
 
-rule binarize_user:
+rule binarize_own:
     """Binarize your dataset (ProteinGym, sequences or 0/1 table) into its design matrix."""
     input:
         CONTRACT.inputs_of(LAYOUT.DATA),
@@ -31,7 +31,7 @@ rule binarize_user:
     log:
         LAYOUT.BINARIZE_LOG,
     wildcard_constraints:
-        dataset=WILDCARDS.user_datasets,
+        dataset=WILDCARDS.own_datasets,
     conda:
         ENV
     resources:
@@ -39,7 +39,7 @@ rule binarize_user:
     params:
         spec=CONTRACT.spec_of(LAYOUT.DATA),
     shell:
-        "whcore binarize-user --spec {params.spec:q} > {log:q} 2>&1"
+        "whcore binarize-own --spec {params.spec:q} > {log:q} 2>&1"
 
 
 rule leaderboard:

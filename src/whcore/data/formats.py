@@ -1,4 +1,4 @@
-"""The readers of the three formats of a user's table (``whcore.data.custom``): its rows ->
+"""The readers of the three formats of a user's table (``whcore.data.own_data``): its rows ->
 the residues at every site (``read_proteingym``, ``read_sequences``) or 0/1 features (``read_binary``), and
 those residues -> binary features (``encode``); a bad row is refused, naming the file, line,
 column and value, or dropped and counted (``Rows``)."""

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from whcore.data import custom
+from whcore.data import own_data
 from whcore.pipeline.analyses.epistasis import (
     BETWEEN,
     WITHIN,
@@ -35,7 +35,7 @@ def onehot_names(tmp_path):
         rows.append((mutant, 0.0))
     path = tmp_path / "dms.csv"
     pd.DataFrame(rows, columns=["mutant", "DMS_score"]).to_csv(path, index=False)
-    frame = custom.parse(path, {"format": "proteingym"}).frame
+    frame = own_data.parse(path, {"format": "proteingym"}).frame
     return [c for c in frame.columns if c != "y"]
 
 

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from test_user_datasets import OWN, planted_landscape, write_proteingym
+from test_own_data import OWN, planted_landscape, write_proteingym
 
-from whcore.data import custom
+from whcore.data import own_data
 from whcore.data.folds import SCHEMES
 from whcore.data.loading import load_table_split
 from whcore.data.parsers import RawFormatError
@@ -44,7 +44,7 @@ def binarized(tmp_path, schemes=SCHEMES):
     table = fold_table(tmp_path / "dms.csv")
     out = tmp_path / "mine.parquet"
     settings = {"format": "proteingym", "binarization": "mutated", "folds": list(schemes)}
-    custom.binarize("mine", tmp_path / "dms.csv", out, settings)
+    own_data.binarize("mine", tmp_path / "dms.csv", out, settings)
     return table, out
 
 
@@ -69,7 +69,7 @@ def test_a_held_out_fold_sets_no_scale_of_the_standardized_targets(tmp_path):
     shifted.to_csv(tmp_path / "dms.csv", index=False)
     (tmp_path / "moved").mkdir()
     moved = tmp_path / "moved" / "mine.parquet"  # the same name: the same seeds
-    custom.binarize(
+    own_data.binarize(
         "mine",
         tmp_path / "dms.csv",
         moved,
@@ -105,7 +105,7 @@ def test_folds_are_computed_where_the_file_has_no_column(tmp_path):
     path.write_text(
         "mutant,DMS_score\n" + "".join(f"A{p}G,{p * 0.1}\n" for p in range(1, 41)) + "WT,0\n"
     )
-    parsed = custom.parse(path, {"format": "proteingym", "folds": list(SCHEMES)})
+    parsed = own_data.parse(path, {"format": "proteingym", "folds": list(SCHEMES)})
     assert parsed.fold_sources == dict.fromkeys(SCHEMES, "computed")
     positions = np.arange(1, 41)
     np.testing.assert_array_equal(parsed.folds["fold_modulo_5"][:40], (positions - 1) % 5)
@@ -121,16 +121,16 @@ def test_folds_that_cannot_be_had_are_refused_in_one_line(tmp_path):
     path = write_proteingym(tmp_path / "multi.csv", planted_landscape(WILD, MUTANT, PLANTED))
     for scheme in ("fold_modulo_5", "fold_contiguous_5"):
         with pytest.raises(RawFormatError) as err:
-            custom.parse(path, {"format": "proteingym", "folds": ["fold_random_5", scheme]})
+            own_data.parse(path, {"format": "proteingym", "folds": ["fold_random_5", scheme]})
         message = str(err.value)
         assert message.startswith(f"{path}: no column {scheme!r}") and "\n" not in message
         assert "multiple mutant" in message and "folds key" in message and "Fix:" in message
-    assert custom.parse(path, {"format": "proteingym", "folds": ["fold_random_5"]}).folds
+    assert own_data.parse(path, {"format": "proteingym", "folds": ["fold_random_5"]}).folds
     table = fold_table(tmp_path / "bad.csv")
     table.loc[3, "fold_random_5"] = 7
     table.to_csv(tmp_path / "bad.csv", index=False)
     with pytest.raises(RawFormatError, match=r"line 5, column 'fold_random_5': '7' is not a fold"):
-        custom.parse(tmp_path / "bad.csv", {"format": "proteingym", "folds": ["fold_random_5"]})
+        own_data.parse(tmp_path / "bad.csv", {"format": "proteingym", "folds": ["fold_random_5"]})
 
 
 @pytest.mark.parametrize(
@@ -214,7 +214,7 @@ def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
         "fold_random_5",
         "fold_modulo_5",
     ]
-    (data,) = [j for j in contract.jobs.values() if j.kind == "user_data"]
+    (data,) = [j for j in contract.jobs.values() if j.kind == "binarize_own"]
     assert data.spec.source["folds"] == ["fold_random_5", "fold_modulo_5"]
     table = contract.layout.protocol_table("mine")
     aggregate = contract.job(table)
@@ -310,7 +310,7 @@ def test_a_wide_table_binarizes_without_warnings(tmp_path):
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        parsed = custom.parse(path, {"format": "proteingym", "binarization": "mutated"})
+        parsed = own_data.parse(path, {"format": "proteingym", "binarization": "mutated"})
     assert parsed.frame.shape == (150, 151) and parsed.merged == 150  # G and C: one genotype
 
 
@@ -319,7 +319,7 @@ def test_the_log_counts_genotypes_variants_and_merges_per_fold(tmp_path):
     # 'mutated' binarization: A1G, A1C and A1D are one genotype, of fold 0 (its first row's)
     rows = ["A1G,1,0", "A1C,2,0", "A1D,3,1", "C2D,4,1", "D3E,5,2", "E4F,6,3", "F5G,7,4"]
     path.write_text("mutant,DMS_score,fold_random_5\n" + "\n".join(rows) + "\n")
-    parsed = custom.parse(
+    parsed = own_data.parse(
         path, {"format": "proteingym", "binarization": "mutated", "folds": ["fold_random_5"]}
     )
     assert parsed.fold_variants["fold_random_5"] == [2, 2, 1, 1, 1]
@@ -349,7 +349,7 @@ def test_a_report_of_the_protocol_alone_is_its_section(tmp_path):
     from test_protocol import fold_frame
 
     from whcore.pipeline.analyses.proteingym import summarize_folds
-    from whcore.pipeline.claims.userdata import NO_CURVE, write_report
+    from whcore.pipeline.claims.own_data import NO_CURVE, write_report
 
     frame = fold_frame({"hashwh": [0.8, 0.7, 0.9, 0.6, 0.8], "lasso": [0.5, 0.6, 0.4, 0.5, 0.7]})
     table = frame.merge(summarize_folds(frame), on=["dataset", "scheme", "method"])
@@ -476,7 +476,7 @@ def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, mon
     from test_leaderboard import published_table
 
     from whcore.core import training
-    from whcore.pipeline.claims.userdata import write_report
+    from whcore.pipeline.claims.own_data import write_report
     from whcore.pipeline.cli import main as whcore
 
     table = published_table(with_folds=True).rename(columns={"DMS_score": "fitness"})

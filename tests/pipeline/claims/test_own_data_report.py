@@ -1,4 +1,4 @@
-"""The report of a run of only one's own data (whcore.pipeline.claims.userdata): the best
+"""The report of a run of only one's own data (whcore.pipeline.claims.own_data): the best
 method per cell and the paired differences to it with their confidence intervals, against
 scipy's paired t-test on unit values computed by a slow loop; no paper claim in it."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from whcore.pipeline.claims.userdata import paired_differences, unit_values, write_report
+from whcore.pipeline.claims.own_data import paired_differences, unit_values, write_report
 
 SIZES, DATA_SEEDS, SEEDS = (100, 400), 5, (0, 1)
 
@@ -114,9 +114,9 @@ def test_the_report_names_the_best_method_and_no_paper_claim(tmp_path):
     ],
 )
 def test_only_runs_of_ones_own_data_get_the_report(datasets, others, own):
-    """(The claims job's spec of such a run: tests/data/test_user_datasets.py.)"""
+    """(The claims job's spec of such a run: tests/data/test_own_data.py.)"""
     from test_config import changed, validate
-    from test_user_datasets import OWN
+    from test_own_data import OWN
 
     from whcore.pipeline.contract import own_data_only
 

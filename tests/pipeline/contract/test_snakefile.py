@@ -121,11 +121,11 @@ def test_start_warns_of_a_mirror_that_is_not_one(tmp_path, monkeypatch):
     assert len(warnings) == 1 and "data_mirror" in warnings[0]
 
 
-def test_no_user_dataset_matches_when_the_real_experiment_is_off(started):
+def test_no_own_dataset_matches_when_the_real_experiment_is_off(started):
     begun, _ = started
-    assert begun.wildcards.user_datasets == "(?!)"
+    assert begun.wildcards.own_datasets == "(?!)"
     off = Wildcards.of(changed("real.enabled", "false"), begun.contract)
-    assert off.user_datasets == "(?!)" and off.protocol_datasets == "(?!)"
+    assert off.own_datasets == "(?!)" and off.protocol_datasets == "(?!)"
 
 
 def test_raw_file_and_retries():

@@ -129,11 +129,11 @@ def test_a_foreign_subcommand_or_kind_is_never_run(crate, sandbox):
     """The subcommand a plan names is not read; kinds other than figures and claims are skipped:
     a download job fetches nothing, a training job trains nothing."""
     entry = one_figure(crate)
-    entry["subcommand"] = "download-user"
+    entry["subcommand"] = "download-own"
     download = {
         "id": "evil",
-        "kind": "download_user",
-        "subcommand": "download-user",
+        "kind": "download_own",
+        "subcommand": "download-own",
         "spec": {"url": "http://example.com/x", "outputs": {"raw": "/tmp/planted"}},
         "command_inputs": {},
         "outputs": ["/tmp/planted"],

@@ -122,11 +122,11 @@ def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
     import zipfile
 
     import matplotlib.pyplot as plt
-    from test_user_report import selected_table
+    from test_own_data_report import selected_table
 
     from whcore.data.synthetic import degree_ladder
     from whcore.pipeline.claims.macros import write_macros
-    from whcore.pipeline.claims.userdata import write_report
+    from whcore.pipeline.claims.own_data import write_report
     from whcore.pipeline.figures.style import save_figure
     from whcore.pipeline.runtime.marks import CRATE_NAME, owned
 
@@ -203,7 +203,7 @@ def test_a_writer_keeps_the_projects_output_of_another_kind(tmp_path, monkeypatc
 
 def test_a_failing_binarization_deletes_only_its_own_datasets_table(tmp_path):
     from whcore.data import datasets
-    from whcore.pipeline.jobs.user_data import UserDataSpec
+    from whcore.pipeline.jobs.binarize_own import BinarizeOwnSpec
 
     other = binarized(tmp_path / "gb1.parquet", "entacmaea")
     with pytest.raises(FileNotFoundError):
@@ -212,7 +212,7 @@ def test_a_failing_binarization_deletes_only_its_own_datasets_table(tmp_path):
     source = {"format": "binary", "file": str(tmp_path / "missing.csv")}
     spec = {"dataset": "mine", "raw": source["file"], "source": source}
     with pytest.raises(Exception):  # noqa: B017 (any failure of the binarization)
-        UserDataSpec(**spec, outputs={"data": str(mine)}).run(None, None)
+        BinarizeOwnSpec(**spec, outputs={"data": str(mine)}).run(None, None)
     assert other.is_file() and mine.is_file()
     with pytest.raises(FileNotFoundError):  # its own dataset's older table goes
         datasets.binarize("gb1", tmp_path / "missing.csv", binarized(tmp_path / "g.parquet", "gb1"))

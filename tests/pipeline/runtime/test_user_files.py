@@ -1,6 +1,6 @@
 """Nothing a user wrote is removed or replaced by any command: a run folder holds a user's files
 of every kind, at the paths the project's writers write and beside them, and every writer (one
-job of each kind of the tiny configuration, `binarize`, a failing `binarize-user`, `macros`,
+job of each kind of the tiny configuration, `binarize`, a failing `binarize-own`, `macros`,
 `bundle`) and the remover (`spec --stale --remove`) run over it."""
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def filled(tmp_path, monkeypatch):
 
 def test_no_writer_or_remover_removes_or_replaces_a_users_file(filled, tmp_path, capsys):
     from whcore.pipeline.crate.bundle import bundle
-    from whcore.pipeline.jobs.user_data import UserDataSpec
+    from whcore.pipeline.jobs.binarize_own import BinarizeOwnSpec
     from whcore.pipeline.jobs.writer import Outputs
 
     contract, jobs = filled
@@ -113,7 +113,7 @@ def test_no_writer_or_remover_removes_or_replaces_a_users_file(filled, tmp_path,
     source = {"format": "binary", "file": str(raw)}
     with pytest.raises(Exception):  # noqa: B017 (the file is no table: any failure)
         spec = {"dataset": "gb1", "raw": str(raw), "source": source}
-        UserDataSpec(**spec, outputs={"data": "resources/data/gb1.parquet"}).run(None, None)
+        BinarizeOwnSpec(**spec, outputs={"data": "resources/data/gb1.parquet"}).run(None, None)
     claims = Path(jobs["claims"].spec.outputs["json"])
     for tex in (root / "claims.tex", claims):  # the manuscript, and a typo naming claims.json
         assert main(["macros", str(claims), str(tex)]) == 2

@@ -17,7 +17,7 @@ from ..jobs import KINDS
 from .analyses import add_analyses
 from .base import Job, Plan, own_data_only
 from .config import load_config
-from .real import add_epistasis, add_real, add_user_data
+from .real import add_epistasis, add_own_data, add_real
 from .reports import add_reports, aggregate_inputs
 from .synthetic import add_spectrum, add_synthetic
 
@@ -30,7 +30,7 @@ SUBCOMMANDS = {kind: spec.SUBCOMMAND for kind, spec in KINDS.items()}
 BUILDERS = (
     add_spectrum,
     add_synthetic,
-    add_user_data,
+    add_own_data,
     add_real,
     add_analyses,
     add_reports,

@@ -10,7 +10,7 @@ from ..jobs import JobSpec
 from ..jobs.train import TrainSpec
 from ..runtime.canonical import canonical
 from ..runtime.layout import Layout
-from .config import curve_datasets, leaderboard_datasets, protocol_datasets, user_datasets
+from .config import curve_datasets, leaderboard_datasets, own_datasets, protocol_datasets
 
 __all__ = ["Job", "Plan", "own_data_only"]
 
@@ -23,7 +23,7 @@ def own_data_only(config: dict) -> bool:
     if not config["real"]["enabled"] or any(config[e]["enabled"] for e in others):
         return False
     datasets = set(config["real"].get("datasets", {}))  # a disabled section may omit them
-    return bool(datasets) and datasets == set(user_datasets(config))
+    return bool(datasets) and datasets == set(own_datasets(config))
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ import jsonschema
 
 from ...core.footprint import describe_bytes, step_rows, training_bytes
 from ...core.methods import METHOD_INFO
-from ...data.custom import SOURCE_KEYS, source_settings
 from ...data.datasets import REGISTRY
 from ...data.folds import SCHEMES
+from ...data.own_data import SOURCE_KEYS, source_settings
 from ..analyses.grids import training_groups
 from ..jobs.train import training_defaults
 from ..runtime.yaml_files import read_yaml
@@ -32,7 +32,7 @@ __all__ = [
     "epistasis_datasets",
     "leaderboard_datasets",
     "protocol_datasets",
-    "user_datasets",
+    "own_datasets",
     "validate_config",
 ]
 
@@ -41,7 +41,7 @@ def _merge(base: dict, override: dict | None) -> dict:
     return {**base, **(override or {})}
 
 
-def user_datasets(config: dict) -> dict[str, dict]:
+def own_datasets(config: dict) -> dict[str, dict]:
     """The real datasets a config gives by file or url: {name: source settings}."""
     return {
         name: source_settings(entry)
@@ -86,7 +86,7 @@ def epistasis_datasets(config: dict) -> list[str]:
     user's own that runs the curve (the analysis reads its largest train size)."""
     names = config["epistasis"]["datasets"]
     curves = curve_datasets(config)
-    return [n for n in user_datasets(config) if n in curves] if names is None else names
+    return [n for n in own_datasets(config) if n in curves] if names is None else names
 
 
 def dataset_settings(config: dict, name: str) -> dict:
@@ -432,7 +432,7 @@ def check_config(config: dict) -> None:
     for name, entry in real.get("datasets", {}).items():
         _check_source(name, entry)
     if real["enabled"]:
-        own = user_datasets(config)
+        own = own_datasets(config)
         for name in real["datasets"]:
             ds = dataset_settings(config, name)
             if name in own:  # n and the rows are known once the file is binarized

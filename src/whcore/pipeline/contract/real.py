@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import itertools
 
-from ...data.custom import raw_file_name
 from ...data.datasets import REGISTRY
 from ...data.folds import FOLDS
+from ...data.own_data import raw_file_name
 from ..analyses.grids import training_groups
 from ..jobs.baselines import BaselinesSpec
-from ..jobs.download_user import DownloadUserSpec
+from ..jobs.binarize_own import BinarizeOwnSpec
+from ..jobs.download_own import DownloadOwnSpec
 from ..jobs.epistasis import EpistasisSpec
 from ..jobs.epistasis_figure import EpistasisFigureSpec
 from ..jobs.leaderboard import LeaderboardSpec, network_settings
 from ..jobs.train import training_defaults
-from ..jobs.user_data import UserDataSpec
 from ..runtime.layout import Layout
 from .base import Plan
 from .config import (
@@ -23,11 +23,11 @@ from .config import (
     dataset_settings,
     epistasis_datasets,
     leaderboard_datasets,
+    own_datasets,
     protocol_datasets,
-    user_datasets,
 )
 
-__all__ = ["add_epistasis", "add_real", "add_user_data"]
+__all__ = ["add_epistasis", "add_real", "add_own_data"]
 
 
 def _protocol_folds(config: dict) -> list[tuple[str, str, int]]:
@@ -52,13 +52,13 @@ def _protocol_data(config: dict, name: str, scheme: str, fold: int) -> dict:
     }
 
 
-def add_user_data(plan: Plan) -> None:
+def add_own_data(plan: Plan) -> None:
     """A dataset given by file (or url and sha256): its download, then its binarization
     to ``resources/data/<name>.parquet`` as every real dataset."""
     if not plan.config["real"]["enabled"]:
         return
     leaderboard = leaderboard_datasets(plan.config)
-    for name, source in user_datasets(plan.config).items():
+    for name, source in own_datasets(plan.config).items():
         raw = source.get("file")
         if raw is None:
             raw = Layout.RAW.format(dataset=name, filename=raw_file_name(source))
@@ -68,10 +68,10 @@ def add_user_data(plan: Plan) -> None:
                 "sha256": source["sha256"],
                 "outputs": {"raw": raw},
             }
-            plan.add(raw, DownloadUserSpec, spec, labels={"dataset": name})
+            plan.add(raw, DownloadOwnSpec, spec, labels={"dataset": name})
         data = Layout.data(name)
         spec = {"dataset": name, "raw": raw, "source": source, "outputs": {"data": data}}
-        plan.add(data, UserDataSpec, spec, labels={"dataset": name})
+        plan.add(data, BinarizeOwnSpec, spec, labels={"dataset": name})
         if name in leaderboard:
             _add_leaderboard(plan, name, raw, source, leaderboard[name])
 

@@ -30,7 +30,7 @@ from ..jobs.aggregate import TABLES as AGGREGATE_TABLES
 from ..runtime.layout import Layout
 from ..runtime.runrecord import run_conflict, source_label
 from . import Contract, load_contract
-from .config import ConfigError, leaderboard_datasets, protocol_datasets, user_datasets
+from .config import ConfigError, leaderboard_datasets, own_datasets, protocol_datasets
 
 __all__ = [
     "AGGREGATE_SHELL",
@@ -101,8 +101,8 @@ class Wildcards:
     families: str
     datasets: str  # the registry's
     raw_files: str
-    user_datasets: str  # given by file or url (their binarization)
-    user_downloads: str  # given by url
+    own_datasets: str  # given by file or url (their binarization)
+    own_downloads: str  # given by url
     epistasis_datasets: str  # whose learned epistasis is analysed
     leaderboard_datasets: str  # scored by ProteinGym's leaderboard mode
     protocol_datasets: str  # under ProteinGym's supervised protocol
@@ -117,9 +117,9 @@ class Wildcards:
             families=alternatives(BASELINES),
             datasets=alternatives(REGISTRY),
             raw_files=alternatives(info.file for info in REGISTRY.values()),
-            user_datasets=alternatives(user_datasets(config) if real else []),
-            user_downloads=alternatives(
-                job.labels["dataset"] for job in contract.jobs_of("download_user")
+            own_datasets=alternatives(own_datasets(config) if real else []),
+            own_downloads=alternatives(
+                job.labels["dataset"] for job in contract.jobs_of("download_own")
             ),
             epistasis_datasets=alternatives(
                 job.labels["dataset"] for job in contract.jobs_of("epistasis_figure")

@@ -1,4 +1,4 @@
-"""The user-data job: a user's dataset binarized into its design matrix."""
+"""The binarize-own job: a dataset of your own binarized into its design matrix."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 from .spec import JobSpec
 
-__all__ = ["UserDataSpec"]
+__all__ = ["BinarizeOwnSpec"]
 
 
 @dataclass(frozen=True)
-class UserDataSpec(JobSpec):
+class BinarizeOwnSpec(JobSpec):
     """A user's dataset binarized into its design matrix."""
 
-    KIND, SUBCOMMAND, OUTPUTS = "user_data", "binarize-user", ("data",)
+    KIND, SUBCOMMAND, OUTPUTS = "binarize_own", "binarize-own", ("data",)
     HELP = "binarize your dataset (spec fields: dataset, raw, source; outputs: data)"
 
     dataset: str
@@ -28,8 +28,8 @@ class UserDataSpec(JobSpec):
         return f"data:{self.dataset}"
 
     def run(self, args, outputs) -> None:
-        from ...data.custom import binarized
         from ...data.loading import discard_failed
+        from ...data.own_data import binarized
 
         out = self.outputs["data"]
         try:
@@ -41,4 +41,4 @@ class UserDataSpec(JobSpec):
         print(f"wrote {out}: {parsed.summary()}")
 
 
-Spec = UserDataSpec
+Spec = BinarizeOwnSpec

@@ -47,7 +47,7 @@ class ClaimsSpec(JobSpec):
 
     def _compare_methods(self, tables: dict, outputs) -> None:
         """Every dataset is the user's own: the comparison, not the paper's claims."""
-        from ..claims.userdata import write_report
+        from ..claims.own_data import write_report
 
         with outputs.file(self.outputs["md"]) as md, outputs.file(self.outputs["json"]) as js:
             summary, _ = write_report(tables, md, js)

@@ -1,4 +1,4 @@
-"""The download-user job: a user's dataset file fetched from its url (sha256-checked)."""
+"""The download-own job: a user's dataset file fetched from its url (sha256-checked)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 from .spec import JobSpec
 
-__all__ = ["DownloadUserSpec"]
+__all__ = ["DownloadOwnSpec"]
 
 
 @dataclass(frozen=True)
-class DownloadUserSpec(JobSpec):
+class DownloadOwnSpec(JobSpec):
     """A user's dataset file fetched from its url (sha256-checked)."""
 
-    KIND, SUBCOMMAND, OUTPUTS = "download_user", "download-user", ("raw",)
+    KIND, SUBCOMMAND, OUTPUTS = "download_own", "download-own", ("raw",)
     HELP = (
         "fetch your dataset's file from its url (sha256 checked; spec fields: dataset, url, "
         "sha256; outputs: raw)"
@@ -46,4 +46,4 @@ class DownloadUserSpec(JobSpec):
         print(f"{path}: ok (sha256 {self.sha256})")
 
 
-Spec = DownloadUserSpec
+Spec = DownloadOwnSpec

@@ -82,7 +82,7 @@ class LeaderboardSpec(JobSpec):
         return (self.raw,)
 
     def run(self, args, outputs) -> None:
-        from ...data.custom import read_table_file, source_settings
+        from ...data.own_data import read_table_file, source_settings
         from ..analyses.leaderboard import leaderboard_scores
         from ..runtime.provenance import provenance
 
