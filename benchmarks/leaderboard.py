@@ -63,6 +63,8 @@ def score_draws(
         methods = everyone if seed < network_draws else METHODS
         predictions = out_of_fold(table, scheme, methods, seed=seed, ensemble=ensemble)
         _, summary = score_leaderboard(predictions, methods)
+        pooled = ", ".join(f"{r.method} {r.pooled_spearman:.3f}" for r in summary.itertuples())
+        print(f"draw {seed}: pooled Spearman {pooled}", flush=True)  # progress of a long run
         for row in summary.itertuples():
             scores = out[row.method]
             scores["pooled"].append(row.pooled_spearman)
