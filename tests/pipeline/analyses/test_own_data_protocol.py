@@ -460,6 +460,7 @@ def test_a_leaderboard_spec_with_a_network_grid_it_cannot_train_is_refused():
         ({"ensemble": 0}, "field ensemble: 0 is not a count of networks from 1 to 100"),
         ({"ensemble": 101}, "field ensemble: 101"),
         ({"ensemble": "3"}, "field ensemble: '3'"),
+        ({"ensemble": True}, "field ensemble: True"),
     ):
         with pytest.raises(SpecError, match=words):
             LeaderboardSpec.from_dict({**spec, **bad}).check("spec.json")

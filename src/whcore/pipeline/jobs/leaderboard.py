@@ -66,7 +66,7 @@ class LeaderboardSpec(JobSpec):
         for method, _, grid in training_groups(self.grids):
             _check_configurations(method, grid, source)
         self._training(source).check(source)
-        if not (isinstance(self.ensemble, int) and 1 <= self.ensemble <= MAX_ENSEMBLE):
+        if type(self.ensemble) is not int or not 1 <= self.ensemble <= MAX_ENSEMBLE:  # not a bool
             raise SpecError(
                 f"{source}: field ensemble: {self.ensemble!r} is not a count of networks from 1 "
                 f"to {MAX_ENSEMBLE}. Fix: set it to 1 for one network per method"
