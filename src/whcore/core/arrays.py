@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Data"]
+__all__ = ["Data", "varying_columns"]
 
 
 @dataclass
@@ -30,3 +30,15 @@ class Data:
         yield "val", self.x_val, self.y_val
         if len(self.y_test):
             yield "test", self.x_test, self.y_test
+
+
+def varying_columns(x: np.ndarray) -> np.ndarray:
+    """Whether each column of ``x`` takes more than one value over its rows (none do over no
+    rows). A fit learns nothing about a column that is constant over the rows it is fitted on:
+    a linear model with an intercept gives it weight 0, but a network's first-layer weights on it
+    keep their random start, so a row that differs there (a substitution no training row has)
+    would be predicted with that noise. Fits that can see such rows keep these columns only."""
+    x = np.asarray(x)
+    if not len(x):
+        return np.zeros(x.shape[1], dtype=bool)
+    return x.min(axis=0) != x.max(axis=0)

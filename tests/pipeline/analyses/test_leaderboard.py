@@ -225,6 +225,33 @@ def test_a_network_is_selected_on_a_fifth_of_the_training_folds_then_refit_on_al
     assert prediction.shape == (10,) and np.isfinite(prediction).all()
 
 
+def test_a_column_no_training_row_varies_moves_no_network_prediction(monkeypatch):
+    """A test row's substitution that no training row has (its column 0 in every training row)
+    leaves the network's prediction where it would be without it, in selection (the validation
+    rows) and in the refit (the test rows): a weight no row trained would add its random start."""
+    seen = []
+    original = leaderboard.select_network
+
+    def select(method, data, seed, grids=None, training=None, ensemble=1):
+        seen.append((data.x_train.copy(), data.x_val.copy()))
+        return original(method, data, seed, grids, training, ensemble)
+
+    monkeypatch.setattr(leaderboard, "select_network", select)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, (60, 8)).astype(np.float32)
+    x[:, 2] = 0  # no training row has it
+    y = x @ rng.normal(size=8)
+    x_test = rng.integers(0, 2, (12, 8)).astype(np.float32)
+    with_it, without = x_test.copy(), x_test.copy()
+    with_it[:, 2], without[:, 2] = 1, 0
+    for method in ("standard", "hashwh"):
+        a = leaderboard.fit_network(method, x, y, with_it, seed=2, grids=TINY_GRIDS)
+        b = leaderboard.fit_network(method, x, y, without, seed=2, grids=TINY_GRIDS)
+        assert np.isfinite(a).all() and np.array_equal(a, b)
+    train, val = seen[0]
+    assert train.shape[1] == val.shape[1] == 7  # selection never sees the column either
+
+
 def test_selection_takes_the_lowest_validation_mse_over_configurations_and_epochs():
     from whcore.core.arrays import Data
     from whcore.core.training import train_grid

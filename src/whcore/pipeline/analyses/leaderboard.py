@@ -38,7 +38,9 @@ bb68524: ``proteingym/merge_supervised.py``, ``performance_DMS_supervised_benchm
   gives them (``whcore.data.formats.sequence_features``: at every mutated position, "position
   p is mutated" in place of the wild-type residue's column, which is 1 in almost every row,
   and one column per substitution; every feature 0 in the wild type; ``INPUTS``), on the same
-  scale. A refit has no
+  scale, each fit on the columns that vary over its training rows (``varying_columns``: a
+  held-out single's substitution, which no training single has, would otherwise meet a weight
+  still at its random start). A refit has no
   validation rows to stop on, so its settings are chosen first: a seeded 20% of the four
   training folds validates (``whcore.data.folds.validation_split``, the whole-table protocol's
   split), the grid (``NETWORK_GRIDS``) trains on the other 80% with early stopping
@@ -57,7 +59,7 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from ...core.arrays import Data
+from ...core.arrays import Data, varying_columns
 from ...core.settings import TrainConfig
 from ...data.folds import FOLDS, compute_folds, keep_singles, validation_split
 from ...data.formats import sequence_features
@@ -278,13 +280,15 @@ def fit_network(
 ) -> np.ndarray:
     """Select ``method``'s configuration and epoch count on a seeded 20% of (x, y), then refit
     on all of (x, y) and predict ``x_test``, each step with ``ensemble`` networks whose
-    predictions are averaged; columns constant over x and x_test are left out."""
+    predictions are averaged. Each fit sees the columns that vary over the rows it trains on
+    (``varying_columns``): a test fold's substitutions that no training row has move no
+    prediction, as they move none of ridge's."""
     x, x_test = np.asarray(x, dtype=np.float32), np.asarray(x_test, dtype=np.float32)
-    both = np.vstack([x, x_test])
-    varying = both.min(axis=0) != both.max(axis=0)
-    x, x_test, y = x[:, varying], x_test[:, varying], np.asarray(y, dtype=np.float64)
+    fitted = varying_columns(x)
+    x, x_test, y = x[:, fitted], x_test[:, fitted], np.asarray(y, dtype=np.float64)
     train, val = validation_split(np.arange(len(y)), VAL_FRACTION, seed)
-    data = Data(x[train], y[train], x[val], y[val])
+    selecting = varying_columns(x[train])
+    data = Data(x[train][:, selecting], y[train], x[val][:, selecting], y[val])
     chosen = select_network(method, data, seed, grids, training, ensemble)
     if chosen is None:
         return np.full(len(x_test), np.nan)
