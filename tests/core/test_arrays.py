@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from whcore.core.arrays import varying_columns
+from whcore.core.arrays import Data, varying_columns
 
 
 def test_varying_columns_are_those_with_two_values_over_the_rows():
@@ -17,3 +17,19 @@ def test_varying_columns_are_those_with_two_values_over_the_rows():
 
 def test_no_column_varies_over_no_rows():
     assert varying_columns(np.zeros((0, 4))).tolist() == [False] * 4
+
+
+def test_data_on_varying_columns_keeps_the_training_rows_varying_columns_in_every_split():
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 2, (30, 6)).astype(np.float32)
+    x[:20, [1, 4]] = 0  # constant over the training rows, not over the others
+    y = rng.normal(size=30)
+    data = Data(x[:20], y[:20], x[20:25], y[20:25], x[25:], y[25:]).on_varying_columns()
+    keep = [0, 2, 3, 5]
+    assert data.n == 4
+    np.testing.assert_array_equal(data.x_train, x[:20][:, keep])
+    np.testing.assert_array_equal(data.x_val, x[20:25][:, keep])
+    np.testing.assert_array_equal(data.x_test, x[25:][:, keep])
+    np.testing.assert_array_equal(data.y_test, y[25:])
+    without_test = Data(x[:20], y[:20], x[20:25], y[20:25]).on_varying_columns()
+    assert without_test.x_test.shape == (0, 0)

@@ -25,6 +25,14 @@ class Data:
     def n(self) -> int:
         return self.x_train.shape[1]
 
+    def on_varying_columns(self) -> Data:
+        """These arrays on the columns that vary over the training rows (``varying_columns``)."""
+        keep = varying_columns(self.x_train)
+        test = self.x_test[:, keep] if self.x_test.shape[1] == self.n else self.x_test
+        return Data(
+            self.x_train[:, keep], self.y_train, self.x_val[:, keep], self.y_val, test, self.y_test
+        )
+
     def splits(self):
         yield "train", self.x_train, self.y_train
         yield "val", self.x_val, self.y_val

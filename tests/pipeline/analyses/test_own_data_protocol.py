@@ -288,18 +288,75 @@ def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
     records = result.records
     assert set(records["scheme"]) == {"fold_modulo_5"} and set(records["fold"]) == {2}
     assert records["test_spearman"].notna().all()
-    # at epoch 0 the network is its initialization: scipy's Spearman of its predictions
+    # at epoch 0 the network is its initialization on the columns that vary over its training
+    # rows (the held-out fold's sites never do under the modulo scheme): scipy's Spearman of
+    # its predictions
     import torch
 
     from whcore.core.models import MLP
 
-    data, _ = load_table_split(spec.data)
+    data = load_table_split(spec.data)[0].on_varying_columns()
     for row in records[records["epoch"] == 0].itertuples():
         model = MLP(data.n, 2, seeds=[int(row.model_seed)], device=torch.device("cpu"))
         x = torch.as_tensor(data.x_test, dtype=torch.float32)
         prediction = model.predict(x).reshape(-1).numpy()
         expected = stats.spearmanr(data.y_test, prediction).statistic
         assert row.test_spearman == pytest.approx(expected, abs=1e-6)
+
+
+def test_a_held_out_sites_columns_move_no_network_prediction(tmp_path):
+    """Singles under fold_modulo_5: the held-out fold's sites are mutated in no training row, so
+    their columns vary only there. The network fits on the other columns, on which every
+    held-out single is the wild type: its predictions are one value (no finite Spearman at any
+    epoch), where weights on those columns would have ranked the fold by their random start."""
+    from whcore.pipeline.jobs.train import TrainSpec, run_job
+
+    path, out = tmp_path / "singles.csv", tmp_path / "mine.parquet"
+    path.write_text(
+        "mutant,DMS_score\n" + "".join(f"A{p}G,{p * 0.1}\nA{p}C,{p * 0.3}\n" for p in range(1, 21))
+    )
+    settings = {"format": "proteingym", "binarization": "mutated", "folds": ["fold_modulo_5"]}
+    own_data.binarize("mine", path, out, settings)
+    spec = TrainSpec.from_dict(
+        {
+            "method": "standard",
+            "grid": [{}],
+            "data": fold_data(out, "fold_modulo_5", 2),
+            "training": {"seeds": [0], "epochs": 2, "batch_size": 8, "width": 2},
+            "labels": {"experiment": "protocol", "dataset": "mine"},
+            "outputs": {"records": str(tmp_path / "runs")},
+        }
+    )
+    whole = load_table_split(spec.data)[0]
+    kept = whole.on_varying_columns()  # not the 4 held-out sites (nor sites only validating)
+    assert whole.n == 20 and kept.n <= 16 and whole.x_test.any() and not kept.x_test.any()
+    (result,) = run_job(spec, "cpu")
+    assert len(result.records) == 3 and result.records["test_spearman"].isna().all()
+
+
+def test_a_hash_size_above_the_columns_a_fold_varies_is_refused(tmp_path):
+    from whcore.pipeline.jobs.train import TrainSpec, run_job
+
+    _, out = binarized(tmp_path, ["fold_modulo_5"])
+    data = fold_data(out, "fold_modulo_5", 2)
+    varying = load_table_split(TrainSpec.from_dict(_hashwh_spec(data, 1, tmp_path)).data)[0]
+    n = varying.on_varying_columns().n
+    spec = TrainSpec.from_dict(_hashwh_spec(data, n + 1, tmp_path))
+    with pytest.raises(
+        ValueError, match=rf"{n} of its \d+ columns vary .* fold_modulo_5 fold 2.*b <= {n}"
+    ):
+        run_job(spec, "cpu")
+
+
+def _hashwh_spec(data, b, tmp_path):
+    return {
+        "method": "hashwh",
+        "grid": [{"b": b, "lam": 0.1}],
+        "data": data,
+        "training": {"seeds": [0], "epochs": 1, "batch_size": 32, "width": 2},
+        "labels": {"experiment": "protocol", "dataset": "mine"},
+        "outputs": {"records": str(tmp_path / "runs")},
+    }
 
 
 def test_a_wide_table_binarizes_without_warnings(tmp_path):

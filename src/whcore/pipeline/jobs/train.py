@@ -298,6 +298,9 @@ def run_job(
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
         callback, spectra = spectrum_callback(target, scale=float(target.k))
     if spec.data.folds is not None:  # a held-out fold of ProteinGym's protocol
+        # The held-out fold's rows carry substitutions no training row has: the networks fit
+        # on the columns that vary over their training rows, as the leaderboard mode's do.
+        data = _on_varying_columns(data, spec)
         callback = _spearman_callback(data.x_test, data.y_test)
     grid = spec.grid
     records = train_grid(data, spec.method, grid, seeds, settings, callback, log)
@@ -311,6 +314,21 @@ def run_job(
             frame["seed"] = frame["seed"].map(label_of)
         results.append(ConfigurationResult(params, mine, frame))
     return results
+
+
+def _on_varying_columns(data, spec: TrainSpec):
+    """``data`` on the columns that vary over its training rows; refused where a hash size of
+    the grid exceeds their number."""
+    kept = data.on_varying_columns()
+    largest = max((int(params["b"]) for params in spec.grid if "b" in params), default=0)
+    if largest > kept.n:
+        folds = spec.data.folds
+        raise ValueError(
+            f"{spec.data.path}: {kept.n} of its {data.n} columns vary over the training rows of "
+            f"{folds.scheme} fold {folds.fold}, fewer than the hash size b = {largest} of "
+            f"{spec.method}. Fix: choose b <= {kept.n} in the dataset's methods"
+        )
+    return kept
 
 
 def _identity(spec: TrainSpec, params: dict, split: dict) -> dict:
