@@ -44,6 +44,7 @@ from whcore.pipeline.claims import (
     synthetic_claims,
 )
 from whcore.pipeline.claims.dynamics import learned_first_claim, overfitting_claim
+from whcore.pipeline.claims.levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED
 from whcore.pipeline.claims.power import verdicts_only
 from whcore.pipeline.claims.spectrum import (
     COMPARABLE_MARGIN,
@@ -52,7 +53,6 @@ from whcore.pipeline.claims.spectrum import (
     PERFECT,
     spectrum_comparisons,
 )
-from whcore.pipeline.claims.stats import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED
 from whcore.pipeline.claims.synthetic import NO_GAIN_MARGIN, ens_degrades_with_n
 
 CONFIGS = ("quick", "faithful", "workstation")

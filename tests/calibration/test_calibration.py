@@ -503,7 +503,7 @@ def test_real_claims_calibrated():
 def test_nearly_all_means_none_significantly_worse():
     """8 of 10 cells much better, 2 much worse: the paper's "nearly all" with "significantly
     outperforms" does not hold (it did under the rule that counted only the share)."""
-    from whcore.pipeline.claims.stats import cells_verdict
+    from whcore.pipeline.claims.verdicts import cells_verdict
 
     cells = pd.DataFrame(
         {

@@ -30,10 +30,12 @@ from more_claims_tables import (
     with_changes,
 )
 
-from whcore.pipeline.claims import HOLDS, energy, stats
+from whcore.pipeline.claims import HOLDS, energy
+from whcore.pipeline.claims import claim as claim_module
+from whcore.pipeline.claims.cells import unit_means
+from whcore.pipeline.claims.levels import ALPHA as ENGINE_ALPHA
 from whcore.pipeline.claims.real import UNIT, best_hashwh, lasso_fastest_claim
 from whcore.pipeline.claims.spectrum_units import final_values, unit_values
-from whcore.pipeline.claims.stats import unit_means
 from whcore.pipeline.claims.synthetic import (
     b_trades_time_for_generalization,
     beats_each_draw,
@@ -43,7 +45,7 @@ from whcore.pipeline.claims.synthetic import (
 pytestmark = pytest.mark.calibration
 
 REPS = int(os.environ.get("WHCORE_CALIBRATION_REPS", "300"))
-ALPHA = stats.ALPHA
+ALPHA = ENGINE_ALPHA
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 
 
@@ -64,7 +66,7 @@ def design(name: str, experiment: str) -> dict:
 def no_units_needed_search(monkeypatch):
     """The "units needed" line of an inconclusive claim is a slow power search that no verdict
     depends on: left out here."""
-    monkeypatch.setattr(stats, "needed_line", lambda *args, **kwargs: "")
+    monkeypatch.setattr(claim_module, "needed_line", lambda *args, **kwargs: "")
 
 
 def holds_rate(make, evaluate, seed: int) -> float:

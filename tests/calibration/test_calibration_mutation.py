@@ -28,14 +28,14 @@ from calibration_suite import (
     without_units_needed,
 )
 
-from whcore.pipeline.claims import spectrum_units, stats
+from whcore.pipeline.claims import cells, spectrum_units, verdicts
+from whcore.pipeline.claims.levels import FAILS, HOLDS, UNSURE
 from whcore.pipeline.claims.spectrum import (
     lower_full_sae,
     spectrum_comparisons,
     standard_high_degree_energy,
 )
 from whcore.pipeline.claims.spectrum_units import final_values, hashwh_variants_by_b, unit_values
-from whcore.pipeline.claims.stats import FAILS, HOLDS, UNSURE
 
 # At 2 x alpha the claim says 'holds' in about 10%: the check's bound (alpha + 2 SE = 6.9% at
 # 500 replications) is 2.3 SE of that rate below it (a miss about 1 time in 100).
@@ -116,7 +116,7 @@ def test_the_suite_passes_the_engine_and_fails_it_at_twice_alpha(monkeypatch):
     picked, design = chosen()
     honest = check_rates(false_holds_rates(picked, lambda case: design, REPS))
     assert honest == [], honest
-    monkeypatch.setattr(stats, "one_sided_p", anticonservative(stats.one_sided_p))
+    monkeypatch.setattr(cells, "one_sided_p", anticonservative(cells.one_sided_p))
     failures = check_rates(false_holds_rates(picked, lambda case: design, REPS))
     assert failures, "the suite did not notice an engine that tests each cell at 2 x alpha"
     assert all("> " in failure for failure in failures), failures  # too many false 'holds'
@@ -149,7 +149,7 @@ def test_the_suite_fails_an_uncorrected_refuting_side(monkeypatch):
     monkeypatch.setattr("calibration_suite.refuting_nulls", every_cell_at_0)
     honest = check_refutes(false_refutes_rates(picked, lambda case: design, REPS))
     assert honest == [], honest
-    monkeypatch.setattr(stats, "correct_refuting", uncorrected)
+    monkeypatch.setattr(verdicts, "correct_refuting", uncorrected)
     failures = check_refutes(false_refutes_rates(picked, lambda case: design, REPS))
     assert failures, "the suite did not notice a refuting side with no correction over the cells"
     assert all("'does not hold' in" in failure for failure in failures), failures

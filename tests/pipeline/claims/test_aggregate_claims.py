@@ -6,7 +6,7 @@ from scipy import stats
 from whcore.pipeline.aggregation import forward_fill_epochs, run_summaries, select_models, summarize
 from whcore.pipeline.aggregation.records import with_variants
 from whcore.pipeline.claims import FAILS, HOLDS, UNSURE, ablation_claims, real_claims
-from whcore.pipeline.claims.stats import compare_cells, corrected_resampled
+from whcore.pipeline.claims.cells import compare_cells, corrected_resampled
 
 
 def records(method, lam, seed, val, test, status=None):

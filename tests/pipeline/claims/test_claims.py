@@ -29,9 +29,11 @@ from whcore.pipeline.claims import (
     synthetic_claims,
     units_needed,
 )
+from whcore.pipeline.claims.cells import compare_cells
+from whcore.pipeline.claims.levels import ALPHA, MIN_UNITS
 from whcore.pipeline.claims.power import needed_line
 from whcore.pipeline.claims.report import correct_across, write_claims
-from whcore.pipeline.claims.stats import ALPHA, MIN_UNITS, cells_verdict, compare_cells
+from whcore.pipeline.claims.verdicts import cells_verdict
 
 CASES = {"holds": 1.0, "does not hold": -1.0, "noise only": 0.0}
 
@@ -666,7 +668,7 @@ def test_predicted_power_matches_the_engine(shape, effects, own_sd, rival_sd, un
     and the covariance of the units, as ``cell_moments`` estimates them) against the share of
     1,000 simulated runs the engine (compare_cells + cells_verdict) says "holds": within 0.05."""
     from whcore.pipeline.claims.power import cell_moments, simulated_power
-    from whcore.pipeline.claims.stats import cells_verdict
+    from whcore.pipeline.claims.verdicts import cells_verdict
 
     rng = np.random.default_rng(7)
     held = (

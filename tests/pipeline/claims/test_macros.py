@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from whcore.pipeline.claims.claim import describe_effect, effect_numbers
 from whcore.pipeline.claims.macros import claims_macros, macro_stem, tex_text, write_macros
 from whcore.pipeline.claims.report import format_p
-from whcore.pipeline.claims.stats import describe_effect, effect_numbers
 
 LINE = re.compile(r"\\newcommand\{\\([A-Za-z]+)\}\{(.*)\}")
 # The escapes of tex_text, undone (written out here, not taken from the module under test).

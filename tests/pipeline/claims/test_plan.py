@@ -15,8 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from whcore.pipeline.claims import cells as cell_tests
+from whcore.pipeline.claims import claim as claim_module
 from whcore.pipeline.claims import plan as planner
-from whcore.pipeline.claims import stats
+from whcore.pipeline.claims import verdicts
 from whcore.pipeline.claims.costs import unit_costs
 from whcore.pipeline.claims.levels import FAILS, HOLDS
 from whcore.pipeline.claims.report import correct_across, with_experiment
@@ -39,7 +41,7 @@ BUDGET = 1_000.0
 def _no_units_needed_line(monkeypatch):
     """The "units needed" text of an undecided claim changes no verdict and is slow to
     simulate: left out here."""
-    monkeypatch.setattr(stats, "needed_line", lambda *args, **kwargs: "")
+    monkeypatch.setattr(claim_module, "needed_line", lambda *args, **kwargs: "")
 
 
 def unit_pairs(rng, effects, units: int) -> pd.DataFrame:
@@ -59,15 +61,15 @@ def unit_pairs(rng, effects, units: int) -> pd.DataFrame:
     )
 
 
-def claim_of(cid: str, pairs: pd.DataFrame) -> stats.Claim:
-    return stats.paired_claim(
+def claim_of(cid: str, pairs: pd.DataFrame) -> claim_module.Claim:
+    return claim_module.paired_claim(
         cid, "", "", "", pairs, ["cell"], "x", ("a", "b"), units=("draw", "draws")
     )
 
 
-def engine_run(rng, units: dict[str, int]) -> list[stats.Claim]:
+def engine_run(rng, units: dict[str, int]) -> list[claim_module.Claim]:
     """A run with ``units`` per experiment judged by the engine: each claim by
-    ``stats.paired_claim``, all of them corrected by ``report.correct_across``."""
+    ``claim_module.paired_claim``, all of them corrected by ``report.correct_across``."""
     claims = []
     for experiment, effects in TRUE.items():
         group = [
@@ -81,15 +83,17 @@ def engine_run(rng, units: dict[str, int]) -> list[stats.Claim]:
 
 def engine_count(rng, units: dict[str, int]) -> int:
     """The claims a run with ``units`` per experiment decides, by the engine's verdict of each
-    claim (``stats.compare_cells``, ``stats.cells_verdict``) and its correction over claims
+    claim (``cell_tests.compare_cells``, ``verdicts.cells_verdict``) and its correction over claims
     (``report.correct_across``): ``engine_run`` without the report's text."""
     claims = []
     for experiment, effects in TRUE.items():
         for i, cell in enumerate(effects):
             pairs = unit_pairs(rng, cell, units[experiment])
-            result = stats.cells_verdict(stats.compare_cells(pairs, ["cell"]))
+            result = verdicts.cells_verdict(cell_tests.compare_cells(pairs, ["cell"]))
             p_values = {"p_value": result.p_value, "p_refute": result.p_refute}
-            claims.append(stats.Claim(f"{experiment}_{i}", "", "", "", result.verdict, **p_values))
+            claims.append(
+                claim_module.Claim(f"{experiment}_{i}", "", "", "", result.verdict, **p_values)
+            )
     correct_across(claims)
     return decided(claims)
 
@@ -161,7 +165,7 @@ def test_holm_over_rows_is_the_engine_holm():
     rng = np.random.default_rng(0)
     p = rng.uniform(0, 0.2, (50, 7))
     p[rng.uniform(size=p.shape) < 0.2] = np.nan
-    expected = np.array([stats.holm(row) for row in p])
+    expected = np.array([verdicts.holm(row) for row in p])
     assert np.allclose(planner.holm_rows(p), expected, equal_nan=True)
 
 
@@ -217,7 +221,7 @@ def pilot(tmp_path_factory):
     run = work / "results" / "tiny"
     run.mkdir(parents=True)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(stats, "needed_line", lambda *args, **kwargs: "")
+        patch.setattr(claim_module, "needed_line", lambda *args, **kwargs: "")
         claims = engine_run(np.random.default_rng(0), PILOT)
     write_claims(run / "claims.json", claims)
     config = yaml.safe_load(TINY.read_text())

@@ -1,4 +1,4 @@
-"""The verdict rules of claims.stats and claims.report that decide between the two sides: a claim
+"""The verdict rules of claims.verdicts and claims.report that decide between the two sides: a claim
 made of parts is refuted by Holm over the union of its parts' refuting tests; the report leads
 with the verdict after the correction over claims, the uncorrected one and the reading at a
 false discovery rate beside it; a claim whose cells have too few units states no p-value."""
@@ -11,8 +11,11 @@ import pytest
 from scipy.stats import false_discovery_control
 
 from whcore.pipeline.claims import FAILS, HOLDS, UNSURE, Claim
+from whcore.pipeline.claims.cells import compare_cells
+from whcore.pipeline.claims.claim import combine
+from whcore.pipeline.claims.levels import ALPHA
 from whcore.pipeline.claims.report import correct_across, mark_shared_tests, write_claims
-from whcore.pipeline.claims.stats import ALPHA, cells_verdict, combine, compare_cells, refute
+from whcore.pipeline.claims.verdicts import cells_verdict, refute
 
 
 def part(verdict, tests, p_value=0.01):

@@ -3,26 +3,21 @@
 Each claim quotes the paper's sentence, states how it is checked here, and gets a verdict
 (holds / does not hold / inconclusive) with its effect, uncertainty and number of independent
 units, computed the same way at any scale; thresholds are stated and never tuned to results.
-Statistics (units of replication, tests, corrections, power): ``claims.stats``."""
+Statistics: units and their paired tests per cell (``claims.cells``), the rules from cells to a
+verdict (``claims.verdicts``), a claim assembled from them (``claims.claim``), power
+(``claims.power``)."""
 
+from .claim import Claim
 from .dynamics import cross_seed_rise
 from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
+from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, SKIPPED, UNSURE
 from .power import claim_power, units_needed
 from .real import real_claims
 from .report import evaluate_claims, write_claims
 from .spectrum import spectrum_claims
-from .stats import (
-    ALPHA,
-    FAILS,
-    HOLDS,
-    MIN_UNITS,
-    SKIPPED,
-    UNSURE,
-    Claim,
-    holm,
-)
 from .synthetic import speed_claim, synthetic_claims
+from .verdicts import holm
 
 __all__ = [
     "ALPHA",

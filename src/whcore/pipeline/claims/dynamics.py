@@ -13,24 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .cells import compare_cells, paired, unit_means
+from .claim import Claim, describe_effect, paired_claim, scale, skipped
+from .levels import ALPHA, FAILS, HOLDS, UNSURE
 from .power import needed_line
 from .sensitivity import FIXED, first_true
-from .stats import (
-    ALPHA,
-    FAILS,
-    HOLDS,
-    UNSURE,
-    Claim,
-    cells_verdict,
-    compare_cells,
-    describe_effect,
-    paired,
-    paired_claim,
-    refute,
-    scale,
-    skipped,
-    unit_means,
-)
+from .verdicts import cells_verdict, refute
 
 SOURCE = "Section 3"
 RUN = ["dataset", "train_size", "data_seed", "seed"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .cells import paired
+from .claim import Claim, combine, paired_claim, skipped
 from .scope import experiment_scope
 from .spectrum_units import (
     FINAL_EPOCHS,
@@ -23,7 +25,6 @@ from .spectrum_units import (
     units_of,
     versus,
 )
-from .stats import Claim, combine, paired, paired_claim, skipped
 
 SOURCE = "Section 3"
 # The low degrees of the energy claims: Figure 3's caption names them ("for low degrees (2 and

@@ -8,22 +8,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .cells import compare_cells, corrected_resampled
+from .claim import Claim, cells_claim, part_tests
+from .levels import ALPHA, FAILS, HOLDS, UNSURE
 from .power import design_part, needed_line
 from .sensitivity import FIXED, first_true
-from .stats import (
-    ALPHA,
-    FAILS,
-    HOLDS,
-    UNSURE,
-    Claim,
-    cells_claim,
-    cells_verdict,
-    compare_cells,
-    corrected_resampled,
-    holm,
-    part_tests,
-    refute,
-)
+from .verdicts import cells_verdict, holm, refute
 
 TIE = 1e-3  # a test R^2 difference below this counts as a tie in the ablation
 COMPARABLE = 2.0  # "comparable energy" = within a factor of 2

@@ -9,7 +9,8 @@ import torch
 
 from ...core.hashing import sample_sigma
 from ...core.rng import StableRandom, derive_seed
-from .stats import FAILS, HOLDS, Claim
+from .claim import Claim
+from .levels import FAILS, HOLDS
 
 SOURCE = "Appendix B (Lemma: collision count)"
 N = 20  # input dimension of the simulated frequencies

@@ -31,8 +31,9 @@ from pathlib import Path
 from ...core.io import atomic_path
 from ..runtime.guards import check_replaceable
 from ..runtime.marks import MACROS_MARK
+from .claim import effect_numbers
+from .levels import FAILS, HOLDS, SKIPPED, UNSURE
 from .report import format_p
-from .stats import FAILS, HOLDS, SKIPPED, UNSURE, effect_numbers
 
 __all__ = ["claims_macros", "macro_stem", "tex_text", "write_macros"]
 

@@ -180,7 +180,7 @@ def shrunk(part: Part, level: float = INTERVAL) -> Part:
 
 
 def holm_rows(p: np.ndarray) -> np.ndarray:
-    """``stats.holm`` applied to each row of ``p`` (NaN: no test, left out, stays NaN)."""
+    """``verdicts.holm`` applied to each row of ``p`` (NaN: no test, left out, stays NaN)."""
     p = np.atleast_2d(np.asarray(p, float))
     present = np.isfinite(p)
     tests = present.sum(axis=1, keepdims=True)
@@ -223,7 +223,7 @@ def _ordered(p: np.ndarray, needed: int) -> np.ndarray:
 
 def _part_run(part: Part, units: np.ndarray, rng, draws: int):
     """Per simulated run: the part's p that it holds (NaN: none), whether it holds, and the raw
-    p-values of its refuting tests, as ``stats.cells_verdict``, ``equivalence`` and
+    p-values of its refuting tests, as ``verdicts.cells_verdict``, ``equivalence`` and
     ``not_better`` compute them (no divergences: every unit finishes)."""
     means, sem, df = _cell_stats(part, units, rng, draws)
     # A cell without a spread in the run (one finished unit) cannot be simulated: no test.

@@ -189,7 +189,7 @@ def design_part(
     """One part of a claim's ``design``, as a planner simulates it: the moments ``cell_moments``
     gives (per cell the mean unit difference a - b, the cells' covariance, the finished units)
     and the rule the part is judged by: ``test`` "greater" (a beats b, ``cells_verdict``),
-    "equivalence" (``stats.equivalence``) or "below" (``stats.not_better``), at ``margin``, over
+    "equivalence" (``verdicts.equivalence``) or "below" (``verdicts.not_better``), at ``margin``, over
     ``share`` of the cells; ``overlap``: n_test / n_train of the corrected resampled t-test
     (0: the plain one)."""
     if _VERDICTS_ONLY.get():

@@ -10,24 +10,11 @@ import pandas as pd
 from scipy import stats
 
 from ..analyses.families import BASELINES, PAPER_BASELINES
+from .cells import compare_cells, paired, side, unit_means
+from .claim import Claim, combine, paired_claim, skipped
+from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, UNSURE
 from .sensitivity import nearly_all_line
-from .stats import (
-    ALPHA,
-    FAILS,
-    HOLDS,
-    MIN_UNITS,
-    NEARLY_ALL,
-    UNSURE,
-    Claim,
-    combine,
-    compare_cells,
-    paired,
-    paired_claim,
-    refute,
-    side,
-    skipped,
-    unit_means,
-)
+from .verdicts import refute
 
 SOURCE = "Section 5.2, Figure 5a"
 RUN = ["dataset", "train_size", "data_seed", "seed"]

@@ -12,13 +12,15 @@ from scipy.stats import false_discovery_control
 
 from ...core.io import atomic_path
 from ..runtime.marks import CLAIMS_TITLE
+from .claim import Claim
 from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
+from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED, UNSURE
 from .real import real_claims
 from .scope import fill_scope
 from .spectrum import spectrum_claims, window_sensitivity
-from .stats import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED, UNSURE, Claim, holm
 from .synthetic import synthetic_claims
+from .verdicts import holm
 
 DESIGN = (
     "The unit of replication is the g* draw on synthetic data (its data seeds share the target, "

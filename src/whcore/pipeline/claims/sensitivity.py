@@ -12,7 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from .levels import ALPHA
-from .stats import holm
+from .verdicts import holm
 
 FIXED = "fixed in advance"
 

@@ -13,8 +13,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .cells import below_threshold, compare_cells, paired
+from .claim import Claim, cells_claim, combine, paired_claim, skipped
 from .dynamics import learned_first_claim, overfitting_claim
 from .energy import energy_claims
+from .levels import FAILS, SKIPPED, UNSURE
 from .power import design_part, verdicts_only
 from .scope import experiment_scope, members_scope
 from .sensitivity import FIXED, margin_line
@@ -29,21 +32,7 @@ from .spectrum_units import (
     units_of,
     versus,
 )
-from .stats import (
-    FAILS,
-    SKIPPED,
-    UNSURE,
-    Claim,
-    below_threshold,
-    cells_claim,
-    combine,
-    compare_cells,
-    equivalence,
-    paired,
-    paired_claim,
-    skipped,
-    smallest_threshold,
-)
+from .verdicts import equivalence, smallest_threshold
 
 SOURCE = "Section 3"
 PERFECT = 1e-2  # "perfectly learns the support": SAE on the support below this

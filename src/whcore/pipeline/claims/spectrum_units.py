@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .stats import paired
+from .cells import paired
 
 __all__ = [
     "FINAL_EPOCHS",

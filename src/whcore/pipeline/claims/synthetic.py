@@ -10,28 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .cells import compare_cells, paired, side, unit_means
+from .claim import Claim, cells_claim, combine, paired_claim, skipped
+from .levels import ALPHA, HOLDS, NEARLY_ALL, UNSURE
 from .power import design_part, needed_line
 from .scope import experiment_scope
 from .sensitivity import FIXED, factor_line, first_true, nearly_all_line, share_line
 from .spectrum_units import hashwh_variants_by_b
-from .stats import (
-    ALPHA,
-    HOLDS,
-    NEARLY_ALL,
-    UNSURE,
-    Claim,
-    cells_claim,
-    cells_verdict,
-    combine,
-    compare_cells,
-    holm,
-    not_better,
-    paired,
-    paired_claim,
-    side,
-    skipped,
-    unit_means,
-)
+from .verdicts import cells_verdict, holm, not_better
 
 SOURCE = "Section 5.1"
 RUN = ["n", "c", "draw", "data_seed", "seed"]
