@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from test_aggregate_claims import _ablation
 from test_claims import (
     _spectrum,
     real_selected,
@@ -14,6 +13,7 @@ from test_claims import (
     synthetic_runs,
     synthetic_selected,
 )
+from test_real_and_ablation_claims import _ablation
 
 from whcore.pipeline.claims import (
     ablation_claims,
