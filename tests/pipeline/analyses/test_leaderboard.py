@@ -26,6 +26,7 @@ from whcore.pipeline.analyses.leaderboard import (
     paired_difference,
     score_leaderboard,
 )
+from whcore.pipeline.analyses.proteingym import fold_scores
 
 # a fold of unseen positions has constant ridge predictions: the reference's Spearman is NaN there
 pytestmark = pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
@@ -62,7 +63,9 @@ def published_table(with_folds: bool) -> pd.DataFrame:
 def reference_scores(table: pd.DataFrame, folds) -> dict:
     """ProteinGym's statistic, slowly: per fold, targets standardized with the training folds'
     mean and standard deviation, a ridge fitted on them; one Spearman over the pooled held-out
-    predictions and normalized targets, and the mean of the folds' Spearman."""
+    predictions and normalized targets, and the mean of the folds' Spearman. Predictions are
+    rounded to 1e-9: held-out rows that differ only where no training row varies (every row of
+    a modulo or contiguous fold of singles) are one prediction, not a ranking by rounding."""
     x = np.array(
         [
             [float(a == b) for a in s for b in leaderboard.AMINO_ACIDS]
@@ -76,7 +79,7 @@ def reference_scores(table: pd.DataFrame, folds) -> dict:
         mean, std = np.mean(y[~test]), np.sqrt(np.mean((y[~test] - np.mean(y[~test])) ** 2))
         model = RidgeCV(alphas=RIDGE_ALPHAS).fit(x[~test], (y[~test] - mean) / (std + 1e-10))
         labels += list((y[test] - mean) / (std + 1e-10))
-        predictions += list(model.predict(x[test]))
+        predictions += list(np.round(model.predict(x[test]), 9))
         per_fold.append(stats.spearmanr(labels[-test.sum() :], predictions[-test.sum() :])[0])
     return {"pooled": stats.spearmanr(labels, predictions)[0], "mean": np.mean(per_fold)}
 
@@ -250,6 +253,23 @@ def test_a_column_no_training_row_varies_moves_no_network_prediction(monkeypatch
         assert np.isfinite(a).all() and np.array_equal(a, b)
     train, val = seen[0]
     assert train.shape[1] == val.shape[1] == 7  # selection never sees the column either
+
+
+def test_rows_alike_on_every_fitted_column_get_one_prediction():
+    """A fold whose held-out rows are all alike where the training rows vary (fold_modulo_5 on
+    singles: their positions never mutated in training) has one prediction, so no Spearman,
+    where a batched forward pass (or ridge's near-zero weights) would rank it by rounding."""
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 2, (60, 1043)).astype(np.float32)  # avGFP's width: 2 values before
+    y = x @ rng.normal(size=1043)
+    alike = np.zeros((227, 1043), dtype=np.float32)
+    network = leaderboard.refit_network("standard", {}, 3, x, y, alike, seed=0)
+    assert np.isfinite(network).all() and len(set(network.tolist())) == 1
+    unseen = np.hstack([x, np.zeros((60, 3))])  # three columns no training row has
+    held_out = np.hstack([alike, np.eye(3)[rng.integers(0, 3, 227)]])
+    ridge = leaderboard.fit_ridge(unseen, y, held_out, seed=0)
+    assert len(set(ridge.tolist())) == 1
+    assert np.isnan(fold_scores(rng.normal(size=227), ridge)["spearman"])
 
 
 def test_selection_takes_the_lowest_validation_mse_over_configurations_and_epochs():

@@ -197,11 +197,17 @@ def fit_onehot(x, y, x_test, seed: int, s: OneHotSettings = ONEHOT) -> np.ndarra
 
 
 def fit_ridge(x, y, x_test, seed: int) -> np.ndarray:
-    """Ridge on (x, y), its penalty chosen by leave-one-out over ``RIDGE_ALPHAS``."""
+    """Ridge on (x, y), its penalty chosen by leave-one-out over ``RIDGE_ALPHAS``. On the
+    columns that vary over x, each distinct row of ``x_test`` predicted once: the same ridge
+    (a column constant over x gets weight 0), without the rounding that would otherwise tell
+    apart rows that differ only there."""
     from sklearn.linear_model import RidgeCV
 
     del seed  # deterministic
-    return RidgeCV(alphas=RIDGE_ALPHAS).fit(x, y).predict(x_test)
+    fitted = varying_columns(x)
+    model = RidgeCV(alphas=RIDGE_ALPHAS).fit(np.asarray(x)[:, fitted], y)
+    distinct, inverse = np.unique(np.asarray(x_test)[:, fitted], axis=0, return_inverse=True)
+    return model.predict(distinct)[inverse.reshape(-1)]
 
 
 # The networks' grids (as a configuration's methods key) and training while selecting and
@@ -259,14 +265,18 @@ def refit_network(
 
     seeds = member_seeds(seed, ensemble)
     prediction = np.full(len(x_test), np.nan)
+    # Each distinct row once: a batched forward pass gives identical rows values that differ in
+    # the last bits, and a fold of identical rows (no column of theirs varies in training)
+    # would be ranked by that rounding.
+    distinct, inverse = np.unique(x_test, axis=0, return_inverse=True)
 
     def keep_last(model, epoch, members):
         if epoch == epochs:
             inputs = torch.as_tensor(
-                x_test, dtype=torch.float32, device=next(model.parameters()).device
+                distinct, dtype=torch.float32, device=next(model.parameters()).device
             )
             each = model.predict(inputs).reshape(len(seeds), -1).float().cpu().numpy()
-            prediction[:] = each.mean(axis=0)
+            prediction[:] = each.mean(axis=0)[inverse.reshape(-1)]
         return {}
 
     training = NETWORK_TRAINING if training is None else training

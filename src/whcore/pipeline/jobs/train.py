@@ -264,11 +264,16 @@ def _spearman_callback(x_test: np.ndarray, y_test: np.ndarray):
 
     from ..analyses.proteingym import spearman
 
+    # Each distinct row once: identical rows in one batch differ in the last bits, which would
+    # rank a fold whose rows are all alike (the leaderboard mode's networks do the same).
+    distinct, inverse = np.unique(x_test, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+
     def callback(model, epoch, members):
         device = next(model.parameters()).device
-        x = torch.as_tensor(x_test, dtype=torch.float32, device=device)
+        x = torch.as_tensor(distinct, dtype=torch.float32, device=device)
         pred = model.predict(x).reshape(len(members), -1).float().cpu().numpy()
-        return {"test_spearman": [spearman(y_test, p) for p in pred]}
+        return {"test_spearman": [spearman(y_test, p[inverse]) for p in pred]}
 
     return callback
 
