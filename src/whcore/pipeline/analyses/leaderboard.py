@@ -297,8 +297,7 @@ def fit_network(
     fitted = varying_columns(x)
     x, x_test, y = x[:, fitted], x_test[:, fitted], np.asarray(y, dtype=np.float64)
     train, val = validation_split(np.arange(len(y)), VAL_FRACTION, seed)
-    selecting = varying_columns(x[train])
-    data = Data(x[train][:, selecting], y[train], x[val][:, selecting], y[val])
+    data = Data(x[train], y[train], x[val], y[val]).on_varying_columns()
     chosen = select_network(method, data, seed, grids, training, ensemble)
     if chosen is None:
         return np.full(len(x_test), np.nan)
