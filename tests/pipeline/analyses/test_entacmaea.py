@@ -13,9 +13,9 @@ from conftest import figure_spec
 from whcore import hadamard_matrix
 from whcore.core.io import read_parquet_metadata
 from whcore.core.wht import all_inputs
-from whcore.pipeline.analyses.exact_energy import energy_by_degree, spectrum, top_coefficients
+from whcore.pipeline.analyses.entacmaea_energy import energy_by_degree, spectrum, top_coefficients
 from whcore.pipeline.cli import main
-from whcore.pipeline.figures.entacmaea import energy_figure
+from whcore.pipeline.figures.entacmaea_energy import energy_figure
 
 pytestmark = pytest.mark.usefixtures("no_network")
 

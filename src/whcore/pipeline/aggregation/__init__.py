@@ -8,7 +8,7 @@ Each experiment's function returns {table name: DataFrame}; the aggregation job
 
 from __future__ import annotations
 
-from .protocol import protocol_tables
+from .proteingym import protocol_tables
 from .real import real_tables
 from .records import (
     HYPERPARAMETERS,

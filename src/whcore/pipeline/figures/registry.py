@@ -114,7 +114,7 @@ FIGURES: dict[str, Figure] = {
     ),
     "fig5d_entacmaea_energy": _fig(
         ["entacmaea_energy"],
-        "entacmaea",
+        "entacmaea_energy",
         "energy_figure",
         "Energy per degree among the top Entacmaea Fourier coefficients.",
     ),
@@ -171,7 +171,7 @@ FIGURES: dict[str, Figure] = {
     ),
     "protocol_spearman": _fig(
         ["protocol"],
-        "protocol",
+        "proteingym",
         "protocol_spearman",
         "ProteinGym's supervised protocol on your datasets: mean Spearman correlation on the "
         "held-out folds per method and split scheme (random, modulo, contiguous), with its "
@@ -191,7 +191,7 @@ DATASET_FIGURES: dict[str, Figure] = {
 }
 
 # The paper's figures (the others are drawn for one's own datasets where a run asks for them).
-PAPER_FIGURES = tuple(fid for fid, figure in FIGURES.items() if figure.module != "protocol")
+PAPER_FIGURES = tuple(fid for fid, figure in FIGURES.items() if figure.module != "proteingym")
 
 
 def draw_figure(figure_id: str, tables: dict, settings: dict):

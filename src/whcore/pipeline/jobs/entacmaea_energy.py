@@ -31,7 +31,7 @@ class EntacmaeaEnergySpec(JobSpec):
         return (self.data,)
 
     def run(self, args, outputs) -> None:
-        from ..analyses.exact_energy import energy_tables
+        from ..analyses.entacmaea_energy import energy_tables
 
         table, best, meta = energy_tables(self.data, self.top, self.include_constant)
         if "coefficients" in self.outputs:
