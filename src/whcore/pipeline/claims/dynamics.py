@@ -18,15 +18,16 @@ from .claim import Claim, describe_effect, paired_claim, scale, skipped
 from .levels import ALPHA, FAILS, HOLDS, UNSURE
 from .power import needed_line
 from .sensitivity import FIXED, first_true
+from .sheet import wording
 from .verdicts import cells_verdict, refute
 
-SOURCE = "Section 3"
 RUN = ["dataset", "train_size", "data_seed", "seed"]
 CURVES = ["dataset", "train_size", "data_seed"]  # the seeds of one dataset: one rise
 UNIT = ["dataset", "train_size"]  # dataset: one g* draw (its data seeds averaged)
 UNITS = ("g* draw", "g* draws; data and training seeds averaged within each")
 MIN_RISE = 0.01  # a rise of the SAE below this is no overfitting
 HALF = 0.5  # a frequency is "learned" once its amplitude reaches half the target's (1)
+OVERFITTING_DEGREES = (2, 3)  # "looking at the lower degrees 2 and 3"
 
 
 def cross_seed_rise(curves: np.ndarray, window: int | None = None) -> float:
@@ -94,24 +95,9 @@ def _mean_rise(differences: pd.Series) -> str:
 
 
 def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Claim:
-    cid, source = "spectrum_standard_overfits_low_degrees", f"{SOURCE}, Figure 3"
-    quote = (
-        "looking at the lower degrees 2 and 3 we can see that the standard neural network "
-        "reduces the SAE up to some point but then starts overfitting [...] the regularization "
-        "scheme helps prevent the neural net from overfitting on the low-degree frequencies and "
-        "their SAE reduces roughly monotonously."
-    )
-    test = (
-        "For degrees 2 and 3 at every train size: (i) the standard network's SAE rises after "
-        "its minimum (the minimum located on one training seed, the rise measured on another "
-        "seed of the same data; one-sided t-test over g* draws, rise > 0), and (ii) every "
-        "HashWH b's rise is smaller (paired over g* draws; cells: train size x degree x b); "
-        "each cell at the 5% level (an intersection-union test). Does not "
-        f"hold where the standard network's rise is significantly below {MIN_RISE} (no "
-        "overfitting) or any HashWH b rises significantly more. Needs every epoch trained "
-        "(spectrum.training.patience: null) and at least two training seeds per unit."
-    )
-    if not {"sae_deg2", "sae_deg3"} <= set(epochs.columns):
+    cid = "spectrum_standard_overfits_low_degrees"
+    quote, test, source = wording(cid, MIN_RISE=MIN_RISE)
+    if not {f"sae_deg{d}" for d in OVERFITTING_DEGREES} <= set(epochs.columns):
         return skipped(cid, quote, source, "no per-degree SAE of degrees 2 and 3 recorded")
     if _seeds_per_unit(epochs, "standard") < 2:
         return skipped(
@@ -123,7 +109,7 @@ def overfitting_claim(epochs: pd.DataFrame, hashed: list[str], b_of: dict) -> Cl
             "another",
         )
     rise_pairs, versus_pairs = [], []
-    for degree in (2, 3):
+    for degree in OVERFITTING_DEGREES:
         standard = rises(epochs, "standard", degree)
         zero = standard.assign(value=0.0, diverged=False)
         rise_pairs.append(paired(standard, zero).assign(degree=degree))
@@ -233,17 +219,8 @@ def time_to_learn(curve: pd.DataFrame, column: str, level: float = HALF) -> floa
 
 
 def learned_first_claim(epochs: pd.DataFrame) -> Claim:
-    cid, source = "spectrum_low_degrees_learned_first", f"{SOURCE}, Figure 1"
-    quote = (
-        "Aligned with the literature on simplicity bias, we observe that neural networks learn "
-        "the low-degree frequencies earlier in the epochs."
-    )
-    test = (
-        f"The standard network's learned amplitude reaches {HALF} (half the target's) on the "
-        "degree-1 frequency at an earlier epoch than on every higher degree (a degree never "
-        "learned counts as the last epoch + 1), paired over units, at every train size (cells: "
-        "train size x degree)."
-    )
+    cid = "spectrum_low_degrees_learned_first"
+    quote, test, source = wording(cid, HALF=HALF)
     degrees = sorted(int(c.removeprefix("amp_deg")) for c in epochs if c.startswith("amp_deg"))
     if 1 not in degrees or len(degrees) < 2:
         return skipped(cid, quote, source, "no learned amplitudes per degree recorded")

@@ -13,6 +13,7 @@ import pandas as pd
 from .cells import paired
 from .claim import Claim, combine, paired_claim, skipped
 from .scope import experiment_scope
+from .sheet import wording
 from .spectrum_units import (
     FINAL_EPOCHS,
     HIGH,
@@ -26,7 +27,6 @@ from .spectrum_units import (
     versus,
 )
 
-SOURCE = "Section 3"
 # The low degrees of the energy claims: Figure 3's caption names them ("for low degrees (2 and
 # 3)"), the degrees where it shows the standard network picking up erroneous frequencies.
 LOW_DEGREES = OFF_TARGET
@@ -110,20 +110,8 @@ def _more_and_less(cid, quote, test, source, final, rivals, names, low_column) -
 
 
 def hashwh_energy_allocation(final, hashed, b_of) -> Claim:
-    cid, source = "spectrum_hashwh_energy_allocation", "Section 1 (contributions)"
-    quote = (
-        "The regularizer guides the training procedure to allocate more energy to the "
-        "high-frequency part of the spectrum when needed and allocate less energy to the lower "
-        "frequencies when they are not present in the dataset."
-    )
-    test = (
-        f"Every HashWH b puts (i) more energy than the standard network on degrees {HIGH[0]} "
-        f"and {HIGH[1]}, where the target has frequencies, and (ii) less energy on the "
-        f"frequencies of degrees {LOW_DEGREES[0]} and {LOW_DEGREES[1]} that are not the "
-        "target's (the degree's energy minus its target coefficient squared), at the end of "
-        "training, at every train size (cells: train size x b x degree; paired over units on "
-        "the log of the energy ratio)."
-    )
+    cid = "spectrum_hashwh_energy_allocation"
+    quote, test, source = wording(cid, HIGH=HIGH, LOW_DEGREES=LOW_DEGREES)
     columns = [f"energy_deg{d}" for d in HIGH] + [f"energy_deg{d}_off" for d in LOW_DEGREES]
     missing = _missing(final, columns, cid, quote, source)
     if missing:
@@ -133,17 +121,9 @@ def hashwh_energy_allocation(final, hashed, b_of) -> Claim:
 
 
 def regularized_energy_by_degree(final, regularized, names) -> Claim:
-    cid, source = "spectrum_regularized_energy_by_degree", f"{SOURCE}, Figure 3 caption"
-    quote = (
-        "Regularized networks show lower energies for lower degrees and higher energy for "
-        "higher degrees when compared to the standard neural network."
-    )
-    test = (
-        f"At the figure's train size ({FIGURE3_SIZE}), every regularized method (FullWH, EN-S, "
-        f"each HashWH b present) has (i) more energy than the standard network on degrees "
-        f"{HIGH[0]} and {HIGH[1]} and (ii) less on degrees {LOW_DEGREES[0]} and "
-        f"{LOW_DEGREES[1]} (the caption's low degrees), at the end of training (cells: method "
-        "x degree; paired over units on the log of the energy ratio)."
+    cid = "spectrum_regularized_energy_by_degree"
+    quote, test, source = wording(
+        cid, FIGURE3_SIZE=FIGURE3_SIZE, HIGH=HIGH, LOW_DEGREES=LOW_DEGREES
     )
     columns = [f"energy_deg{d}" for d in HIGH + LOW_DEGREES]
     missing = _missing(final, columns, cid, quote, source)
@@ -158,18 +138,8 @@ def regularized_energy_by_degree(final, regularized, names) -> Claim:
 
 
 def regularized_high_energy(final, regularized, names) -> Claim:
-    cid, source = "spectrum_regularized_high_energy", "Appendix A (Figure A4)"
-    quote = (
-        "Fourier-sparsity inducing methods, including ours, show significantly higher energy "
-        "in the higher degrees."
-    )
-    test = (
-        "Every regularized method (FullWH, EN-S, each HashWH b present) has more energy than "
-        f"the standard network on degrees {HIGH[0]} and {HIGH[1]} at the end of training, at "
-        "every train size (cells: train size x method x degree; one-sided paired tests over "
-        "units on the log of the energy ratio: 'significantly' as a test, the paper states no "
-        "size)."
-    )
+    cid = "spectrum_regularized_high_energy"
+    quote, test, source = wording(cid, HIGH=HIGH)
     missing = _missing(final, [f"energy_deg{d}" for d in HIGH], cid, quote, source)
     if missing:
         return missing
@@ -195,21 +165,8 @@ def first_half(epochs: pd.DataFrame) -> pd.DataFrame:
 
 
 def standard_low_energy_keeps_rising(epochs, final) -> Claim:
-    cid, source = "spectrum_standard_low_energy_keeps_rising", f"{SOURCE}, Figure 3 caption"
-    quote = (
-        "Secondly, for low degrees (2 and 3) the energy continues to increase while the SAE "
-        "exhibits overfitting behavior."
-    )
-    test = (
-        f"The standard network's energy on degrees {LOW_DEGREES[0]} and {LOW_DEGREES[1]} at "
-        f"the end of training (its last {FINAL_EPOCHS} epochs) is above its energy at the "
-        f"middle of training (the {FINAL_EPOCHS} epochs up to half its epochs), at every train "
-        "size (Figure A4: 'regardless of the train size'; cells: train size x degree; paired "
-        "over units on the log of the energy ratio). 'Continues' read as still rising over the "
-        "second half of training: the earlier point is fixed in advance, not located on the "
-        "curve (a minimum located on the curve it is compared with biases the comparison, "
-        "see claims.dynamics). The SAE's overfitting is spectrum_standard_overfits_low_degrees."
-    )
+    cid = "spectrum_standard_low_energy_keeps_rising"
+    quote, test, source = wording(cid, FINAL_EPOCHS=FINAL_EPOCHS, LOW_DEGREES=LOW_DEGREES)
     missing = _missing(final, [f"energy_deg{d}" for d in LOW_DEGREES], cid, quote, source)
     if missing:
         return missing
@@ -238,17 +195,8 @@ def standard_low_energy_keeps_rising(epochs, final) -> Claim:
 
 
 def larger_b_learns_high_degrees(final, hashed, b_of) -> Claim:
-    cid, source = "spectrum_larger_b_learns_high_degrees", f"{SOURCE}, Figure 1"
-    quote = (
-        "It can also be seen that increasing the size of the hashing matrix in HashWH (ours) "
-        "boosts the learning of high-degree frequencies."
-    )
-    test = (
-        f"Each step of b in this configuration learns the degree-{HIGH[0]} and "
-        f"degree-{HIGH[1]} target frequencies better than the next smaller b: its learned "
-        "amplitude at the end of training is closer to the target's (1), paired over units, at "
-        "every train size (cells: train size x step of b x degree)."
-    )
+    cid = "spectrum_larger_b_learns_high_degrees"
+    quote, test, source = wording(cid, HIGH=HIGH)
     if len(hashed) < 2:
         return skipped(cid, quote, source, "fewer than two HashWH hash sizes")
     missing = _missing(final, [f"amp_err{d}" for d in HIGH], cid, quote, source)
@@ -287,19 +235,8 @@ def across_sizes(units: pd.DataFrame) -> pd.DataFrame:
 
 
 def amplitudes_improve_with_data(final) -> Claim:
-    cid, source = "spectrum_amplitudes_improve_with_data", "Appendix A (Figure A1)"
-    quote = (
-        "Each method shows better performance when trained on a larger training set in terms "
-        "of converging at earlier epochs and also converging to the true Fourier amplitude it "
-        "is supposed to."
-    )
-    test = (
-        "Every method's learned amplitudes at the end of training are closer to the target's "
-        "(1) at each train size than at the next smaller one: the mean over the target's "
-        "degrees of |amplitude - 1|, paired over g* draws (cells: method x step of "
-        "train size). The sentence's first part (converging at earlier epochs) is not checked "
-        "here."
-    )
+    cid = "spectrum_amplitudes_improve_with_data"
+    quote, test, source = wording(cid)
     errors = sorted(c for c in final.columns if c.startswith("amp_err"))
     if not errors:
         return skipped(cid, quote, source, "no learned amplitudes recorded")
@@ -323,18 +260,8 @@ def amplitudes_improve_with_data(final) -> Claim:
 
 
 def standard_energy_shifts_with_data(final) -> Claim:
-    cid, source = "spectrum_standard_energy_shifts_with_data", "Appendix A (Figure A4)"
-    quote = (
-        "Firstly, we observe that using more data aids the standard neural network to "
-        "eventually put more energy on higher-degree frequencies. [...] The energy slightly "
-        "shifts towards high-degree frequencies when increasing the training dataset size."
-    )
-    test = (
-        f"The standard network's energy on degrees {HIGH[0]} and {HIGH[1]} relative to its "
-        f"energy on degrees {LOW[0]} and {LOW[1]}, at the end of training, is higher at each "
-        "train size than at the next smaller one: paired over g* draws on the log of the "
-        "ratio (cells: step of train size). 'Slightly': any rise, no size is stated."
-    )
+    cid = "spectrum_standard_energy_shifts_with_data"
+    quote, test, source = wording(cid, HIGH=HIGH, LOW=LOW)
     missing = _missing(final, ["log_high_share"], cid, quote, source)
     if missing:
         return missing

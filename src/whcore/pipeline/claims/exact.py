@@ -13,6 +13,7 @@ from .claim import Claim, cells_claim, part_tests
 from .levels import ALPHA, FAILS, HOLDS, UNSURE
 from .power import design_part, needed_line
 from .sensitivity import FIXED, first_true
+from .sheet import wording
 from .verdicts import cells_verdict, holm, refute
 
 TIE = 1e-3  # a test R^2 difference below this counts as a tie in the ablation
@@ -30,19 +31,13 @@ UNIFORM_TEST = {
 
 
 def ablation_claims(tables) -> list[Claim]:
-    quote = (
-        "among functions of equal complexity (in terms of size of support), functions that keep "
-        "the higher amplitude frequencies as opposed to ones that keep the low-degree ones "
-        "exhibit better generalization."
-    )
     claims = []
     for name in sorted(t for t in tables if t.startswith("ablation_")):
-        dataset = name.removeprefix("ablation_")
-        claims.append(_ablation_claim(tables[name], dataset, quote))
+        claims.append(_ablation_claim(tables[name], name.removeprefix("ablation_")))
     return claims
 
 
-def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
+def _ablation_claim(table: pd.DataFrame, dataset: str) -> Claim:
     """Units: the forests (one per seed, each on its own split). Per forest, the mean gap
     (amplitude order - degree order) over the removal steps; holds where it is significantly
     above 0 over the forests and no step is significantly worse."""
@@ -61,19 +56,12 @@ def _ablation_claim(table: pd.DataFrame, dataset: str, quote: str) -> Claim:
             "b_diverged": False,
         }
     )
-    test = (
-        f"{dataset}: removing the smallest-amplitude coefficients first keeps a higher test R^2 "
-        "than removing the highest-degree ones first: the mean gap over the removal steps is "
-        "above 0 (one-sided t-test over forests, each with its own seed and split), and no "
-        f"step is significantly worse (paired over forests, Holm over steps; a gap below {TIE} "
-        "counts as a tie). The forests' splits of one table overlap, so both sides use Nadeau "
-        "and Bengio's corrected resampled t-test (variance x (1/J + n_test / n_train))."
-    )
-    source = "Section 5.2, Figure 5c"
+    cid = f"ablation_amplitude_beats_degree_{dataset}"
+    quote, test, source = wording(cid, TIE=TIE, dataset=dataset)
     overlap = test_over_train(table)
     cells = corrected_resampled(compare_cells(mean_pairs, ["cell"]), overlap)
     claim = cells_claim(
-        f"ablation_amplitude_beats_degree_{dataset}",
+        cid,
         quote,
         test,
         source,
@@ -163,16 +151,11 @@ def entacmaea_claims(tables, settings=None) -> list[Claim]:
     inside = {d: 1 / COMPARABLE <= r <= COMPARABLE for d, r in ratios.items()}
     high = float(share[share.index >= 3].sum())
     shares = ", ".join(f"degree {d}: {share[d]:.1%}" for d in range(1, 6) if d in share.index)
-    source = "Section 5.2, Figure 5d"
     units = "the full 2^13 landscape"
     return [
         Claim(
             "entacmaea_high_degree_energy",
-            "This shows that the energy of the higher degree frequencies 3 and 4 is comparable "
-            "to frequencies of degree 1.",
-            "Among Entacmaea's top 100 coefficients the energy of degree 3 and of degree 4 is "
-            f"each within a factor of {COMPARABLE:g} of degree 1's.",
-            source,
+            *wording("entacmaea_high_degree_energy", COMPARABLE=COMPARABLE),
             HOLDS if all(inside.values()) else FAILS,
             ", ".join(
                 f"energy(degree {d}) / energy(degree 1) = {r:.2f} "
@@ -194,11 +177,7 @@ def entacmaea_claims(tables, settings=None) -> list[Claim]:
         ),
         Claim(
             "entacmaea_high_degree_non_negligible",
-            "This shows high-degree components constitute a non-negligible portion of the "
-            "energy of the function.",
-            "Degrees >= 3 carry at least "
-            f"{NON_NEGLIGIBLE:.0%} of the energy of Entacmaea's top 100 coefficients.",
-            source,
+            *wording("entacmaea_high_degree_non_negligible", NON_NEGLIGIBLE=NON_NEGLIGIBLE),
             HOLDS if high >= NON_NEGLIGIBLE else FAILS,
             f"degrees >= 3 carry {high:.1%} of the top-100 energy",
             NO_SAMPLING,

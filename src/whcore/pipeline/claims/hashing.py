@@ -11,8 +11,8 @@ from ...core.hashing import sample_sigma
 from ...core.rng import StableRandom, derive_seed
 from .claim import Claim
 from .levels import FAILS, HOLDS
+from .sheet import wording
 
-SOURCE = "Appendix B (Lemma: collision count)"
 N = 20  # input dimension of the simulated frequencies
 SETTINGS = [(k, b) for k in (10, 50) for b in (4, 6, 8)]  # (frequencies, hash size)
 ROUNDS = 4000  # hashing matrices per setting
@@ -58,11 +58,7 @@ def hashing_claims(tables=None, settings=None) -> list[Claim]:
 
 
 def _count_claim(rows, units) -> Claim:
-    quote = "the expected number of collisions C is given by: E[C]=(k-1)^2/2^b"
-    test = (
-        "The simulated mean number of collisions (ordered pairs i != j in one bucket, the "
-        "lemma's sum) lies within 3 standard errors of (k-1)^2 / 2^b in every (k, b)."
-    )
+    quote, test, source = wording("hashing_collision_count")
     off = [(k, b, m, se) for k, b, m, se, _, _ in rows if abs(m - (k - 1) ** 2 / 2**b) > SLACK * se]
     exact = all(abs(m - k * (k - 1) / 2**b) <= SLACK * se for k, b, m, se, _, _ in rows)
     effect = "; ".join(
@@ -79,7 +75,7 @@ def _count_claim(rows, units) -> Claim:
         "hashing_collision_count",
         quote,
         test,
-        SOURCE,
+        source,
         FAILS if off else HOLDS,
         effect,
         "3 standard errors of the simulation",
@@ -90,11 +86,7 @@ def _count_claim(rows, units) -> Claim:
 
 
 def _linear_claim(rows, units) -> Claim:
-    quote = "Our guarantee shows that the number of collisions goes down linearly in the number of buckets 2^b."
-    test = (
-        "2^b x the simulated mean number of collisions is the same for every b at each k "
-        "(every pair of hash sizes within 3 combined standard errors)."
-    )
+    quote, test, source = wording("hashing_collisions_linear_in_buckets")
     verdicts, effects = [], []
     for k in sorted({r[0] for r in rows}):
         scaled = [(m * 2**b, se * 2**b) for kk, b, m, se, _, _ in rows if kk == k]
@@ -110,7 +102,7 @@ def _linear_claim(rows, units) -> Claim:
         "hashing_collisions_linear_in_buckets",
         quote,
         test,
-        SOURCE,
+        source,
         HOLDS if all(verdicts) else FAILS,
         "; ".join(effects),
         "3 standard errors of the simulation",
@@ -120,14 +112,7 @@ def _linear_claim(rows, units) -> Claim:
 
 
 def _bound_claim(rows, units) -> Claim:
-    quote = (
-        "the probability that a frequency f_1 collides with any other frequency f_2, ..., f_k "
-        "is upper bounded by (k-1)/2^b."
-    )
-    test = (
-        "The simulated share of rounds in which frequency 1 shares its bucket with another is "
-        "at most (k-1)/2^b + 3 standard errors in every (k, b)."
-    )
+    quote, test, source = wording("hashing_collision_bound")
     above = [(k, b) for k, b, _, _, p, se in rows if p > (k - 1) / 2**b + SLACK * se]
     effect = "; ".join(
         f"k = {k}, b = {b}: {p:.3f} vs bound {min(1.0, (k - 1) / 2**b):.3f}"
@@ -137,7 +122,7 @@ def _bound_claim(rows, units) -> Claim:
         "hashing_collision_bound",
         quote,
         test,
-        SOURCE,
+        source,
         FAILS if above else HOLDS,
         effect,
         "3 standard errors of the simulation",

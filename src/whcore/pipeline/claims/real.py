@@ -14,15 +14,11 @@ from .cells import compare_cells, paired, side, unit_means
 from .claim import Claim, combine, paired_claim, skipped
 from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, UNSURE
 from .sensitivity import nearly_all_line
+from .sheet import wording
 from .verdicts import refute
 
-SOURCE = "Section 5.2, Figure 5a"
 RUN = ["dataset", "train_size", "data_seed", "seed"]
 UNIT = ["dataset", "train_size", "data_seed"]
-QUOTE = (
-    "It can be seen that our regularization method significantly outperforms the standard "
-    "neural network as well as popular baseline methods on nearly all datasets and dataset sizes."
-)
 
 
 def best_hashwh(selected: pd.DataFrame, value: str = "test_r2") -> pd.DataFrame:
@@ -34,32 +30,36 @@ def best_hashwh(selected: pd.DataFrame, value: str = "test_r2") -> pd.DataFrame:
     return side(best, RUN, value)
 
 
+def _beats_wording(rival: str):
+    name = {"standard": "the standard network", "ens": "EN-S"}.get(rival, rival)
+    return wording(f"real_hashwh_beats_{rival}", NEARLY_ALL=NEARLY_ALL, name=name)
+
+
 def real_claims(tables, settings=None) -> list[Claim]:
     selected = tables["real_selected"]
     rivals = ["standard", "ens", *PAPER_BASELINES]
+    said = {r: _beats_wording(r) for r in rivals}
     if not (selected["method"] == "hashwh").any():
-        return [skipped(f"real_hashwh_beats_{r}", QUOTE, SOURCE, "no HashWH runs") for r in rivals]
+        return [
+            skipped(f"real_hashwh_beats_{r}", said[r].quote, said[r].source, "no HashWH runs")
+            for r in rivals
+        ]
     hashwh = unit_means(best_hashwh(selected), UNIT)
     claims = []
     for rival in rivals:
         cid = f"real_hashwh_beats_{rival}"
+        quote, test, source = said[rival]
         rows = selected[selected["variant"] == rival]
         if rows.empty:
-            claims.append(skipped(cid, QUOTE, SOURCE, f"no {rival} runs in this configuration"))
+            claims.append(skipped(cid, quote, source, f"no {rival} runs in this configuration"))
             continue
-        name = {"standard": "the standard network", "ens": "EN-S"}.get(rival, rival)
-        test = (
-            f"HashWH (b and lambda chosen on validation) has a higher test R^2 than {name} in "
-            f"at least {NEARLY_ALL:.0%} of the (dataset, train size) cells and is significantly "
-            "worse in none (a significantly worse cell: does not hold)."
-        )
         pairs = paired(hashwh, unit_means(side(rows, RUN, "test_r2"), UNIT))
         cell = ["dataset", "train_size"]
         claim = paired_claim(
             cid,
-            QUOTE,
+            quote,
             test,
-            SOURCE,
+            source,
             pairs,
             cell,
             f"test R^2 (HashWH - {rival})",
@@ -74,18 +74,8 @@ def real_claims(tables, settings=None) -> list[Claim]:
 
 
 def low_data_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
-    cid, source = "real_gain_largest_low_data", "Section 1 and Conclusion (Figure 5a)"
-    quote = (
-        "We use our regularizer on four real-world datasets and provide state of the art "
-        "results in terms of R^2 score compared to standard neural networks and other baseline "
-        "ML models, especially for the low-data regime."
-    )
-    test = (
-        "HashWH's gain in test R^2 over the standard network is larger at a dataset's smallest "
-        "train size than at its largest (Welch's one-sided t-test between the units of the two "
-        "sizes, Holm over datasets), in every dataset; significantly smaller in any: does not "
-        "hold."
-    )
+    cid = "real_gain_largest_low_data"
+    quote, test, source = wording(cid)
     standard = selected[selected["variant"] == "standard"]
     if standard.empty:
         return skipped(cid, quote, source, "no standard network runs")
@@ -144,16 +134,8 @@ def _welch(a: pd.Series, b: pd.Series, alternative: str) -> float:
 
 
 def faster_than_ens_claim(selected: pd.DataFrame) -> Claim:
-    cid, source = "real_hashwh_faster_than_ens", "Appendix A (Figure A7 caption)"
-    quote = (
-        "Our method is able to achieve the best test R^2s while always training significantly "
-        "faster than EN-S."
-    )
-    test = (
-        "HashWH's training time (b and lambda chosen on validation) is below EN-S's in every "
-        "(dataset, train size) cell (paired over units on log10 of the time; only models timed "
-        "one at a time)."
-    )
+    cid = "real_hashwh_faster_than_ens"
+    quote, test, source = wording(cid)
     # Baselines have no timed_alone (NA): they are not timed per epoch.
     alone = selected["timed_alone"] if "timed_alone" in selected else False
     timed = selected[pd.Series(alone, index=selected.index).fillna(False).astype(bool)]
@@ -187,18 +169,8 @@ def timed_one_at_a_time(selected: pd.DataFrame) -> pd.DataFrame:
 
 
 def lasso_fastest_claim(selected: pd.DataFrame, hashwh: pd.DataFrame) -> Claim:
-    cid, source = "real_lasso_fastest_poor_generalization", "Appendix A (Figure A7)"
-    quote = (
-        "Lasso is the fastest among the methods but usually shows poor generalization performance."
-    )
-    test = (
-        "(i) Lasso's training time is below every other method's in every (dataset, train "
-        "size) cell (paired over units on log10 of the time; networks timed one at a time, "
-        "HashWH with b chosen on validation; cells: dataset x train size x method), and (ii) "
-        f"its test R^2 is below HashWH's in at least {NEARLY_ALL:.0%} of the cells and "
-        "significantly above it in none ('usually': nearly all; 'poor': below the paper's "
-        "method; the same test as real_hashwh_beats_lasso)."
-    )
+    cid = "real_lasso_fastest_poor_generalization"
+    quote, test, source = wording(cid, NEARLY_ALL=NEARLY_ALL)
     lasso_rows = selected[selected["variant"] == "lasso"]
     if lasso_rows.empty or "train_time" not in selected:
         return skipped(cid, quote, source, "no timed Lasso fits in this configuration")

@@ -21,11 +21,13 @@ from .levels import FAILS, SKIPPED, UNSURE
 from .power import design_part, verdicts_only
 from .scope import experiment_scope, members_scope
 from .sensitivity import FIXED, margin_line
+from .sheet import wording
 from .spectrum_units import (
     FINAL_EPOCHS,
     HIGH,
     LOW,
     UNITS,
+    WINDOWS,
     final_values,
     hashwh_variants_by_b,
     unit_values,
@@ -96,7 +98,7 @@ def window_sensitivity(claims: list[Claim], tables) -> None:
     so the report adds it once (``evaluate_claims``), not every caller of the comparisons."""
     if "spectrum_selected" not in tables:
         return
-    windows = (FINAL_EPOCHS // 2, FINAL_EPOCHS * 2)
+    windows = WINDOWS
     with verdicts_only():  # only the verdicts are read: no units-needed simulations
         other = {w: {c.id: c.verdict for c in spectrum_comparisons(tables, w)} for w in windows}
     for claim in claims:
@@ -140,16 +142,8 @@ def _by_b(final, hashed, b_of, rival, column) -> pd.DataFrame:
 
 
 def learns_degree(final, hashed, b_of, degree: int) -> Claim:
-    cid, source = f"spectrum_learns_degree{degree}", f"{SOURCE}, Figure 1a caption"
-    quote = (
-        "The standard neural network is unable to learn higher degree frequencies. Our "
-        "regularizer fixes this."
-    )
-    test = (
-        f"Every HashWH hash size learns the degree-{degree} target frequency better than the "
-        "standard network: its learned amplitude at the end of training is closer to the "
-        "target's (1), at every train size (cells: train size x b)."
-    )
+    cid = f"spectrum_learns_degree{degree}"
+    quote, test, source = wording(cid, degree=degree)
     column = f"amp_err{degree}"
     missing = _needs(final, [column], cid, quote, source)
     if missing:
@@ -169,16 +163,8 @@ def learns_degree(final, hashed, b_of, degree: int) -> Claim:
 
 
 def lower_full_sae(final, hashed, b_of) -> Claim:
-    cid, source = "spectrum_lower_full_sae", f"{SOURCE}, Appendix (Figure A3)"
-    quote = (
-        "it is always underperforming HashWH when broadening our view to the whole Fourier "
-        "spectrum, regardless of the train size and the hashing size."
-    )
-    test = (
-        "Every HashWH hash size has a lower SAE on the whole spectrum than the standard network "
-        "at the end of training (paired over g* draws on the log scale), at every train size "
-        "(cells: train size x b)."
-    )
+    cid = "spectrum_lower_full_sae"
+    quote, test, source = wording(cid)
     missing = _needs(final, ["-log_sae_full"], cid, quote, source)
     if missing:
         return missing
@@ -197,13 +183,8 @@ def lower_full_sae(final, hashed, b_of) -> Claim:
 
 
 def fullwh_learns_support(final, variants) -> Claim:
-    cid, source = "spectrum_fullwh_learns_support", f"{SOURCE}, Figure 1"
-    quote = "FullWH is capable of perfectly learning the entire target support."
-    test = (
-        f"FullWH's SAE on the target support at the end of training is below {PERFECT:g} "
-        "(one-sided t-test over g* draws of log SAE against log of the threshold), at every "
-        "train size; significantly above it at any train size: does not hold."
-    )
+    cid = "spectrum_fullwh_learns_support"
+    quote, test, source = wording(cid, PERFECT=PERFECT)
     if "fullwh" not in variants:
         return skipped(cid, quote, source, "no FullWH runs in this configuration")
     missing = _needs(final, ["log_sae_support"], cid, quote, source)
@@ -222,17 +203,8 @@ def fullwh_learns_support(final, variants) -> Claim:
 
 
 def sae_improves_with_b(final, hashed, b_of) -> Claim:
-    cid, source = "spectrum_sae_improves_with_b", f"{SOURCE}, Figure 2"
-    quote = (
-        "HashWH (ours) leads to a reduction in SAE that can be smoothly controlled by the size "
-        "of its hashing matrix."
-    )
-    test = (
-        "HashWH's SAE on the whole spectrum at the end of training decreases with every step of "
-        "b in this configuration (each b against the next smaller one, paired over g* draws on "
-        "the log scale), at "
-        "every train size (cells: train size x step of b)."
-    )
+    cid = "spectrum_sae_improves_with_b"
+    quote, test, source = wording(cid)
     if len(hashed) < 2:
         return skipped(cid, quote, source, "fewer than two HashWH hash sizes")
     missing = _needs(final, ["-log_sae_full"], cid, quote, source)
@@ -256,18 +228,8 @@ def sae_improves_with_b(final, hashed, b_of) -> Claim:
 
 
 def regularized_better_any_size(final, regularized, names) -> Claim:
-    cid, source = "spectrum_regularized_better_any_size", "Appendix A (Figure A1)"
-    quote = (
-        "the Fourier-sparsity-inducing (regularized) methods are always better than the "
-        "standard neural network in picking up the higher-degree frequencies, regardless of "
-        "the training size."
-    )
-    test = (
-        "Every regularized method (FullWH, EN-S, each HashWH b present) learns the degree-4 and "
-        "degree-5 target frequencies better than the standard network (learned amplitude "
-        "closer to 1 at the end of training), at every train size (cells: train size x method "
-        "x degree)."
-    )
+    cid = "spectrum_regularized_better_any_size"
+    quote, test, source = wording(cid)
     columns = [f"amp_err{d}" for d in HIGH]
     missing = _needs(final, columns, cid, quote, source)
     if missing:
@@ -319,18 +281,8 @@ def _below(cid, quote, test, source, log_units, threshold, what, name) -> Claim:
 
 
 def standard_full_above_support(final, regularized, names) -> Claim:
-    cid, source = "spectrum_standard_full_above_support", f"{SOURCE}, Figure 2"
-    quote = (
-        "The standard network displays a significantly higher (worse) SAE on the whole Fourier "
-        "spectrum compared to the target support, while Walsh-Hadamard regularizers exhibit "
-        "consistent performance across both."
-    )
-    test = (
-        "(i) The standard network's SAE on the whole spectrum is above its SAE on the support "
-        "(paired over g* draws, log scale, every train size), and (ii) every regularizer's "
-        "ratio of the two is closer to 1 than the standard network's, i.e. its log ratio is "
-        "smaller (cells: train size x method); both at the end of training."
-    )
+    cid = "spectrum_standard_full_above_support"
+    quote, test, source = wording(cid)
     missing = _needs(final, ["log_gap"], cid, quote, source)
     if missing:
         return missing
@@ -368,16 +320,8 @@ def standard_full_above_support(final, regularized, names) -> Claim:
 
 
 def standard_high_degree_energy(final) -> Claim:
-    cid, source = "spectrum_standard_high_degree_energy_zero", f"{SOURCE}, Figure 3"
-    quote = (
-        "the energy of high-degree frequencies is essentially zero for the standard neural "
-        "network when compared to the low-degree frequencies"
-    )
-    test = (
-        f"The standard network's energy on degrees {HIGH[0]} and {HIGH[1]} at the end of "
-        f"training is below {ESSENTIALLY_ZERO:.0%} of its energy on degrees {LOW[0]} and "
-        f"{LOW[1]} (one-sided t-test over g* draws of the log ratio), at every train size."
-    )
+    cid = "spectrum_standard_high_degree_energy_zero"
+    quote, test, source = wording(cid, ESSENTIALLY_ZERO=ESSENTIALLY_ZERO, HIGH=HIGH, LOW=LOW)
     missing = _needs(final, ["log_high_share"], cid, quote, source)
     if missing:
         return missing
@@ -394,18 +338,10 @@ def standard_high_degree_energy(final) -> Claim:
 
 
 def hashwh_best_tractable(final, top, names, variants) -> Claim:
-    cid, source = "spectrum_hashwh_best_tractable", f"{SOURCE}, Figure 3"
-    quote = (
-        "We observe that HashWH (ours) with a big enough hashing matrix size exhibits the best "
-        "performance among tractable methods in terms of SAE on all degrees."
-    )
+    cid = "spectrum_hashwh_best_tractable"
     rivals = [v for v in ("standard", "ens") if v in variants]
-    test = (
-        f"{names[top]} (the largest b) has a lower SAE than every other tractable method here "
-        f"({', '.join(names.get(r, 'the standard network') for r in rivals)}) on every degree "
-        "of the target at the end of training (paired over g* draws, log scale), at every "
-        "train size (cells: train size x degree x rival)."
-    )
+    shown = ", ".join(names.get(r, "the standard network") for r in rivals)
+    quote, test, source = wording(cid, top=names[top], rivals=shown)
     degrees = sorted(
         int(c.removeprefix("-log_sae_deg")) for c in final if c.startswith("-log_sae_deg")
     )
@@ -454,18 +390,8 @@ def refuting_only(claim: Claim, final) -> None:
 
 
 def standard_comparable_on_support(final, hashed, b_of) -> Claim:
-    cid, source = "spectrum_standard_comparable_on_support", "Appendix A (Figure A3)"
-    quote = (
-        "the standard neural network exhibits comparable performance to HashWH on the target "
-        "support when the training dataset size is 100 and 400"
-    )
-    test = (
-        "At train sizes 100 and 400 (those in this configuration), the standard network's SAE "
-        "on the support at the end of training is equivalent to every HashWH b's: two "
-        f"one-sided paired tests over g* draws, margin ±{COMPARABLE_MARGIN:g} (SAE is relative "
-        "to the target's energy on the support: a tenth of it), cells: train size x b. A claim "
-        "in the standard network's favour."
-    )
+    cid = "spectrum_standard_comparable_on_support"
+    quote, test, source = wording(cid, COMPARABLE_MARGIN=COMPARABLE_MARGIN)
     final = final[final.index.get_level_values("train_size").isin(COMPARABLE_SIZES)]
     if final.empty or "sae_support" not in final:
         return skipped(cid, quote, source, "no train size 100 or 400 in this configuration")

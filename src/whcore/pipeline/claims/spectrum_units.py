@@ -18,6 +18,7 @@ __all__ = [
     "RUN",
     "UNIT",
     "UNITS",
+    "WINDOWS",
     "final_values",
     "hashwh_variants_by_b",
     "unit_values",
@@ -30,6 +31,7 @@ RUN = ["dataset", "train_size", "data_seed", "seed"]  # dataset: one g* draw
 UNIT = ["dataset", "train_size"]  # dataset: one g* draw
 UNITS = ("g* draw", "g* draws; data and training seeds averaged within each")
 FINAL_EPOCHS = 10  # a run's value: its mean over this many last epochs
+WINDOWS = (FINAL_EPOCHS // 2, FINAL_EPOCHS * 2)  # the other windows its sensitivity is told
 HIGH, LOW = (4, 5), (1, 2)  # the target's high and low degrees (a degree ladder 1..5)
 OFF_TARGET = (2, 3)  # degrees whose energy outside the target frequency the energy claims read
 

@@ -16,10 +16,10 @@ from .levels import ALPHA, HOLDS, NEARLY_ALL, UNSURE
 from .power import design_part, needed_line
 from .scope import experiment_scope
 from .sensitivity import FIXED, factor_line, first_true, nearly_all_line, share_line
+from .sheet import wording
 from .spectrum_units import hashwh_variants_by_b
 from .verdicts import cells_verdict, holm, not_better
 
-SOURCE = "Section 5.1"
 RUN = ["n", "c", "draw", "data_seed", "seed"]
 UNIT = ["n", "c", "draw"]
 UNITS = ("g* draw", "g* draws; data and training seeds averaged within each")
@@ -62,8 +62,8 @@ def synthetic_claims(tables, settings=None) -> list[Claim]:
     claims.append(better_in_less_time(selected, hashed))
     runs = tables.get("synthetic_runs")
     if runs is None or "ens" not in variants:
-        quote, _ = _speed_text()
-        claims.append(skipped(SPEED_ID, quote, SPEED_SOURCE, "no EN-S runs timed one at a time"))
+        quote, _, source = _speed_wording()
+        claims.append(skipped(SPEED_ID, quote, source, "no EN-S runs timed one at a time"))
     else:
         claims.append(speed_claim(runs, settings or {}))
     return claims
@@ -72,15 +72,7 @@ def synthetic_claims(tables, settings=None) -> list[Claim]:
 def _beats(selected, hashed, rival) -> Claim:
     name = {"standard": "the standard network", "ens": "EN-S"}[rival]
     cid = f"synthetic_hashwh_beats_{rival}"
-    quote = (
-        "Our regularization method, HashWH, outperforms the standard network and EN-S in all "
-        "possible combinations of input dimension, and dataset size."
-    )
-    test = (
-        f"Every HashWH hash size has a higher test R^2 than {name} in every (n, c) (cells: "
-        "n x c x b; each method's hyperparameters chosen on validation)."
-    )
-    source = f"{SOURCE}, Figure 4a"
+    quote, test, source = wording(cid, name=name)
     if rival not in set(selected["variant"]) or not hashed:
         return skipped(cid, quote, source, f"no {name} or HashWH runs")
     pairs = _hashwh_pairs(selected, hashed, rival)
@@ -112,17 +104,8 @@ def _hashwh_pairs(selected, hashed, rival, unit=UNIT) -> pd.DataFrame:
 
 def beats_each_draw(selected, hashed, rival) -> Claim:
     name = {"standard": "the standard network", "ens": "EN-S"}[rival]
-    cid, source = f"synthetic_hashwh_beats_{rival}_each_draw", "Appendix A (Figure A5)"
-    quote = (
-        "Our regularization method, HashWH, outperforms the standard network and EN-S in all "
-        "possible combinations of input dimension and dataset sizes, regardless of the draw of "
-        "g*."
-    )
-    test = (
-        f"Within each g* draw, every HashWH hash size has a higher test R^2 than {name} in "
-        "every (n, c): the units are the data seeds of that draw (cells: n x c x draw x b; "
-        f"the pooled claim is synthetic_hashwh_beats_{rival})."
-    )
+    cid = f"synthetic_hashwh_beats_{rival}_each_draw"
+    quote, test, source = wording(cid, name=name, rival=rival)
     if rival not in set(selected["variant"]) or not hashed:
         return skipped(cid, quote, source, f"no {name} or HashWH runs")
     seeds = selected.groupby(["n", "c", "draw"])["data_seed"].nunique()
@@ -149,15 +132,8 @@ def beats_each_draw(selected, hashed, rival) -> Claim:
 
 
 def ens_no_improvement(selected) -> Claim:
-    cid, source = "synthetic_ens_no_improvement", f"{SOURCE}, Figure 4a"
-    quote = "Here, EN-S does not show any significant improvements over the standard neural network"
-    test = (
-        f"EN-S's test R^2 exceeds the standard network's by less than {NO_GAIN_MARGIN:g} in at "
-        f"least {NEARLY_ALL:.0%} of the (n, c) cells (the paper concedes EN-S 'marginally "
-        "outperforming it in a few cases when n = 25'): one-sided paired tests over g* draws, "
-        f"Holm over the cells; EN-S better by more than {NO_GAIN_MARGIN:g} significantly in any "
-        "cell: does not hold. An EN-S much worse than the standard network satisfies the sentence."
-    )
+    cid = "synthetic_ens_no_improvement"
+    quote, test, source = wording(cid, NEARLY_ALL=NEARLY_ALL, NO_GAIN_MARGIN=NO_GAIN_MARGIN)
     if not {"ens", "standard"} <= set(selected["variant"]):
         return skipped(cid, quote, source, "no EN-S or standard runs")
     pairs = paired(_units(selected, "ens"), _units(selected, "standard"))
@@ -186,18 +162,8 @@ def no_gain_sensitivity(pairs) -> str:
 
 
 def ens_degrades_with_n(selected) -> Claim:
-    cid, source = "synthetic_ens_degrades_with_n", "Appendix A (Figure A5)"
-    quote = (
-        "EN-S, on the other hand, does not show significant superiority over the standard "
-        "neural network [...] This does not match its performance in the previous section and "
-        "conveys that it is not able to perform well when increasing the input dimension"
-    )
-    test = (
-        "EN-S's gain over the standard network (test R^2, EN-S - standard, per g* draw) is "
-        "smaller at each n than at the next smaller n, at every c (cells: c x step of n). The "
-        "draws of two n are different targets: pairing them by index is arbitrary, and the "
-        "paired test stays valid on independent units."
-    )
+    cid = "synthetic_ens_degrades_with_n"
+    quote, test, source = wording(cid)
     ns = sorted(set(selected["n"]))
     if not {"ens", "standard"} <= set(selected["variant"]) or len(ns) < 2:
         return skipped(cid, quote, source, "no EN-S or standard runs at two n")
@@ -227,16 +193,8 @@ def ens_degrades_with_n(selected) -> Claim:
 
 
 def larger_b_better(selected, hashed) -> Claim:
-    cid, source = "synthetic_larger_b_better", "Appendix A (Figure A5)"
-    quote = (
-        "We observe that increasing b in HashWH, i.e. increasing the number of hashing buckets, "
-        "almost always improves the generalization performance."
-    )
-    test = (
-        "Each HashWH b has a higher test R^2 than the next smaller b (paired over g* draws) in at "
-        f"least {NEARLY_ALL:.0%} of the cells (n x c x step of b) and significantly lower in "
-        "none."
-    )
+    cid = "synthetic_larger_b_better"
+    quote, test, source = wording(cid, NEARLY_ALL=NEARLY_ALL)
     if len(hashed) < 2:
         return skipped(cid, quote, source, "fewer than two HashWH hash sizes")
     steps = [
@@ -278,18 +236,8 @@ def _steps_of_b(selected, hashed, value: str, unit=UNIT) -> pd.DataFrame:
 
 
 def b_trades_time_for_generalization(selected, hashed) -> Claim:
-    cid, source = "synthetic_b_trades_time_for_generalization", f"{SOURCE}, Figure 4b"
-    quote = (
-        "The trade-off between the training time and generalization can be directly "
-        "controlled with the choice of the hashing size b."
-    )
-    test = (
-        "Each HashWH b (i) trains longer than the next smaller b (training time of the models "
-        "timed one at a time, paired over the data seeds of the timed g* draw on log10 of the "
-        "time; cells: n x c x draw x step of b) and (ii) has a higher test R^2 (paired over g* "
-        "draws; cells: n x c x step of b), in every (n, c) (Appendix A: 'We consistently see' "
-        "the trade-off, for every n and c, on the first draw of g*)."
-    )
+    cid = "synthetic_b_trades_time_for_generalization"
+    quote, test, source = wording(cid)
     if len(hashed) < 2:
         return skipped(cid, quote, source, "fewer than two HashWH hash sizes")
     timed = timed_runs(selected)
@@ -341,18 +289,8 @@ def time_and_accuracy(time_part, r2_part, parts, selected, timed) -> Claim:
 
 
 def better_in_less_time(selected, hashed) -> Claim:
-    cid, source = "synthetic_hashwh_better_in_less_time_than_ens", "Appendix A (Figure A6)"
-    quote = (
-        "HashWH is able to always exhibit a significantly better generalization performance in "
-        "remarkably less time, in all versions of b tested."
-    )
-    test = (
-        "Every HashWH b (i) trains in less time than EN-S (models timed one at a time, paired "
-        "over the data seeds of the timed g* draw on log10 of the time; cells: n x c x draw x "
-        "b) and (ii) has a higher test R^2 than EN-S (paired over g* draws, as "
-        "synthetic_hashwh_beats_ens), in every (n, c). 'Remarkably' states no size: any "
-        "significant saving."
-    )
+    cid = "synthetic_hashwh_better_in_less_time_than_ens"
+    quote, test, source = wording(cid)
     timed = timed_runs(selected)
     if not hashed or not timed["variant"].isin(hashed).any() or "ens" not in set(timed["variant"]):
         return skipped(cid, quote, source, "no HashWH and EN-S runs timed one at a time")
@@ -384,25 +322,11 @@ def better_in_less_time(selected, hashed) -> Claim:
 # --- speed: time to reach each R^2 level ----------------------------------------------------------
 
 SPEED_ID = "synthetic_hashwh_faster_than_ens"
-SPEED_SOURCE = f"{SOURCE}, Figure 4b"
 
 
-def _speed_text() -> tuple[str, str]:
-    quote = (
-        "comparing HashWH with EN-S, we see that for any given R^2 we have runtimes that are "
-        "orders of magnitude smaller."
-    )
-    test = (
-        f"At the runtime cell (the paper's n = 50, c = 5), for every hash size and every R^2 "
-        f"level ({', '.join(f'{x:.0%}' for x in LEVELS)} of the lowest best R^2 any EN-S run "
-        f"reached), HashWH reaches the level at least {SPEEDUP:g}x sooner than EN-S (wall-clock "
-        "training time of models trained one at a time; one-sided t-test on the log10 time "
-        "ratio over the data seeds of the timed g* draw, as the paper times its first draw "
-        "only; each (draw, b, level) cell at the 5% level: an intersection-union test). A "
-        "level HashWH never reaches in a unit has no time ratio to test: the claim cannot hold "
-        "there, and only a test refutes it."
-    )
-    return quote, test
+def _speed_wording():
+    levels = ", ".join(f"{x:.0%}" for x in LEVELS)
+    return wording(SPEED_ID, SPEEDUP=SPEEDUP, levels=levels)
 
 
 def time_to_reach(curve: pd.DataFrame, level: float) -> float:
@@ -413,16 +337,16 @@ def time_to_reach(curve: pd.DataFrame, level: float) -> float:
 
 
 def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
-    quote, test = _speed_text()
+    quote, test, source = _speed_wording()
     n, c = settings.get("runtime_n"), settings.get("runtime_c")
     cell_runs = runs if n is None else runs[(runs["n"] == n) & (runs["c"] == c)]
     if not {"ens"} <= set(cell_runs["variant"]) or cell_runs.empty:
-        return skipped(SPEED_ID, quote, SPEED_SOURCE, f"no EN-S runs at n = {n}, c = {c}")
+        return skipped(SPEED_ID, quote, source, f"no EN-S runs at n = {n}, c = {c}")
     by_run = {key: curve for key, curve in cell_runs.groupby(["variant", *RUN], sort=True)}
     ens_best = [curve["max_test_r2"].max() for key, curve in by_run.items() if key[0] == "ens"]
     top = float(np.nanmin(ens_best))
     if not np.isfinite(top) or top <= 0:
-        return skipped(SPEED_ID, quote, SPEED_SOURCE, "EN-S reached no positive test R^2")
+        return skipped(SPEED_ID, quote, source, "EN-S reached no positive test R^2")
     rows, never = [], []
     for (variant, *key), curve in by_run.items():
         if variant == "ens":
@@ -471,7 +395,7 @@ def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
         SPEED_ID,
         quote,
         test,
-        SPEED_SOURCE,
+        source,
         result,
         cells,
         "log10 time ratio - 1",
