@@ -1,6 +1,7 @@
 """`whcore bundle --slim`: a small crate of the tiny run that `whcore render` turns into the same
-claims as the full crate, which says what it left out, passes the full crate's checks, and is
-refused, naming the member and the fix, when a member is removed or edited."""
+claims as the full crate, which says what it left out and what it cut to the values the claims
+read, passes the full crate's checks, and is refused, naming the member and the fix, when a
+member is removed or edited."""
 
 from __future__ import annotations
 
@@ -75,16 +76,25 @@ def test_the_slim_crate_is_smaller_and_says_what_it_left_out(crate, slim):
     for member in set(CLAIMS) | {JOBS, "config.yaml"}:
         assert _read(slim, member) == _read(crate, member), member
     graph, full_graph = _graph(slim), _graph(crate)
-    for member in _claims_tables(crate):
+    for member in _claims_tables(crate) - {EPOCHS}:
         table, run_table = _table(slim, member), _table(crate, member)
         assert table.schema.equals(run_table.schema, check_metadata=True), member
         assert table.to_pandas().equals(run_table.to_pandas()), member
         assert "re-encoded losslessly" in graph[member]["description"]
         assert full_graph[member]["sha256"] in graph[member]["description"]
+    # the per-epoch table the curve claims read: cut to what they read (claims.CLAIM_READS)
+    table, run_table = _table(slim, EPOCHS), _table(crate, EPOCHS)
+    assert table.schema.equals(run_table.schema, check_metadata=True)
+    assert 0 < table.num_rows < run_table.num_rows
+    assert table["val_mse"].null_count == table.num_rows
+    assert "cut to the values the claims read" in graph[EPOCHS]["description"]
+    assert full_graph[EPOCHS]["sha256"] in graph[EPOCHS]["description"]
+    assert graph[SLIM]["mentions"] == [{"@id": EPOCHS}]
     assert len(_read(slim, EPOCHS)) < len(_read(crate, EPOCHS))
     assert EPOCHS in small and HEATMAP not in small
-    assert "figures/fig1b_spectrum_evolution.pdf" in small
-    assert "figures/fig1b_spectrum_evolution.png" not in small
+    for figure in ("fig1b_spectrum_evolution", "fig1a_support_evolution"):
+        assert f"figures/{figure}.pdf" in small  # drawn from a table left out / cut: kept
+        assert f"figures/{figure}.png" not in small
     assert "figures/fig4a_synthetic_r2.pdf" not in small  # redrawn from synthetic_summary
 
     assert {"@id": SLIM} in graph["./"]["mentions"]
@@ -98,10 +108,10 @@ def test_the_slim_crate_is_smaller_and_says_what_it_left_out(crate, slim):
             original["contentSize"],
         )
     # the actions name what was left out, as they name the run records
-    fig1a = graph["#job/results/tiny/figures/fig1a_support_evolution.pdf"]
-    assert {r["@id"] for r in fig1a["result"]} == {
-        f"{LEFT_OUT}figures/fig1a_support_evolution.pdf",
-        f"{LEFT_OUT}figures/fig1a_support_evolution.png",
+    fig4a = graph["#job/results/tiny/figures/fig4a_synthetic_r2.pdf"]
+    assert {r["@id"] for r in fig4a["result"]} == {
+        f"{LEFT_OUT}figures/fig4a_synthetic_r2.pdf",
+        f"{LEFT_OUT}figures/fig4a_synthetic_r2.png",
     }
     assert check_crate(slim) == []
     assert validate_crate(slim) == []
@@ -124,7 +134,18 @@ def test_render_of_the_slim_crate_gives_the_claims_of_the_full_crate(
 
     run = tiny_run / "results" / "tiny" / "figures"
     copied = {p.removeprefix("figures/") for p in _names(slim) if p.startswith("figures/")}
-    assert copied == {
+    from_epochs = {
+        f"{name}.pdf"
+        for name in (
+            "fig1a_support_evolution",
+            "fig2_sae_evolution",
+            "fig3_degree_sae_energy",
+            "figA1_support_evolution_sizes",
+            "figA3_sae_evolution_sizes",
+            "figA4_degree_sae_energy_sizes",
+        )
+    }
+    assert copied == from_epochs | {
         "fig1b_spectrum_evolution.pdf",
         "figA2_spectrum_evolution_draws.pdf",
         "fig4b_synthetic_runtime.pdf",
@@ -134,7 +155,9 @@ def test_render_of_the_slim_crate_gives_the_claims_of_the_full_crate(
     for name in copied:
         assert (out / "figures" / name).read_bytes() == (run / name).read_bytes()
         notice = next(n for n in notices if name in n)
-        assert "copied from the crate, not redrawn" in notice and "left out" in notice
+        assert "copied from the crate, not redrawn" in notice
+        why = "cut to the values the claims read" if name in from_epochs else "left out"
+        assert why in notice, notice
         assert not (out / "figures" / name).with_suffix(".png").exists()
     drawn = {p.name for p in run.iterdir()} - copied - {Path(n).stem + ".png" for n in copied}
     assert {p.name for p in (out / "figures").iterdir()} == drawn | copied
@@ -170,7 +193,7 @@ def test_a_slim_crate_missing_or_editing_a_member_is_refused(slim, sandbox):  # 
     message = refused(
         crafted(slim, sandbox / "out.zip", members, rehash=False),
         sandbox,
-        f"reads {EPOCHS}, which this slim crate left out",
+        f"reads {EPOCHS}, which is left out of this slim crate",
     )
     assert "claims.md" in message and str(sandbox / "out.zip") in message
     assert "Fix: render the run's full crate" in message and "without --slim" in message
@@ -181,6 +204,24 @@ def test_a_slim_crate_missing_or_editing_a_member_is_refused(slim, sandbox):  # 
     message = refused(
         crafted(slim, sandbox / "png.zip", members, rehash=False),
         sandbox,
-        f"fig1b_spectrum_evolution.*reads {HEATMAP}, which this slim crate left out",
+        f"fig1b_spectrum_evolution.*reads {HEATMAP}, which is left out of this slim crate",
     )
     assert "Fix: render the run's full crate" in message
+
+    # a figure drawn from the table cut to the claims' reads, without its PDF
+    pdf = "figures/fig1a_support_evolution.pdf"
+    members = {pdf: None, METADATA: _left_out_too(slim, pdf)}
+    message = refused(
+        crafted(slim, sandbox / "cut.zip", members, rehash=False),
+        sandbox,
+        f"fig1a_support_evolution.*reads {EPOCHS}, which is cut to the values the claims read",
+    )
+    assert "Fix: render the run's full crate" in message
+
+
+def test_a_slim_crate_naming_a_cut_table_outside_it_is_refused(slim, sandbox):  # noqa: F811
+    document = json.loads(_read(slim, METADATA))
+    marker = next(e for e in document["@graph"] if e["@id"] == SLIM)
+    marker["mentions"] = [{"@id": "../../outside.parquet"}]
+    bad = crafted(slim, sandbox / "outside.zip", {METADATA: json.dumps(document).encode()})
+    refused(bad, sandbox, "lists '../../outside.parquet', not a member path")

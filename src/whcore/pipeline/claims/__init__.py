@@ -16,11 +16,18 @@ from .power import claim_power, units_needed
 from .real import real_claims
 from .report import evaluate_claims, write_claims
 from .spectrum import spectrum_claims
+from .spectrum_reads import TABLE as _SPECTRUM_EPOCHS
+from .spectrum_reads import read_values as _spectrum_reads
 from .synthetic import speed_claim, synthetic_claims
 from .verdicts import holm
 
+# The tables whose reads the claims state value by value (a table's file stem -> a function of
+# the table giving which of its values the claims read): a slim crate keeps those values only.
+CLAIM_READS = {_SPECTRUM_EPOCHS: _spectrum_reads}
+
 __all__ = [
     "ALPHA",
+    "CLAIM_READS",
     "FAILS",
     "HOLDS",
     "MIN_UNITS",

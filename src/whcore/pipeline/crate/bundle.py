@@ -33,7 +33,7 @@ from ..runtime.runrecord import RECORD, config_digest, source_files
 from .actions import add_jobs, add_run, snakemake_times
 from .checks import PROFILE, VERSION, check_crate, validate_crate
 from .open import file_facts
-from .slim import describe_slim, reencode, slim_crate_path, slim_selection
+from .slim import cut, describe_slim, reencode, slim_crate_path, slim_selection
 
 __all__ = [
     "JOBS",
@@ -191,7 +191,8 @@ def _describe(root: Path, contract, config_path: Path, scratch: Path, slim: bool
         if selection and path in selection.left_out:
             continue
         if selection and member.endswith(".parquet"):
-            files[path] = _add_reencoded(crate, workdir / path, member, root, scratch)
+            reads = selection.cut.get(path)
+            files[path] = _add_reencoded(crate, workdir / path, member, root, scratch, reads)
         else:
             files[path] = add_file(crate, workdir / path, member, within=root)
     if selection:
@@ -262,14 +263,14 @@ def add_file(crate, source: Path, dest: str, properties=None, within: Path | Non
     return crate.add_file(source, dest, properties={**(properties or {}), **_facts(source, within)})
 
 
-def _add_reencoded(crate, source: Path, member: str, root: Path, scratch: Path):
+def _add_reencoded(crate, source: Path, member: str, root: Path, scratch: Path, reads=None):
     """The run's table ``source`` as the slim crate's File ``member``, re-encoded under
-    ``scratch`` (``crate.slim.reencode``); its description names the run's file's sha256 and
-    size."""
+    ``scratch`` (``crate.slim.reencode``), or cut to ``reads`` where the claims state them
+    (``crate.slim.cut``); its description names the run's file's sha256 and size."""
     run_file = _facts(source, root)
     target = scratch / "slim" / member
     target.parent.mkdir(parents=True, exist_ok=True)
-    how = reencode(source, target)
+    how = reencode(source, target) if reads is None else cut(source, target, reads)
     description = (
         f"{how}; the run's file: sha256 {run_file['sha256']}, {run_file['contentSize']} bytes"
     )

@@ -10,10 +10,11 @@ outputs that the crate holds, written at the same place under ``out``: nothing o
 is opened or written, and no network, data or GPU is touched. Neither the raw data, nor the run
 records, nor Snakemake are needed.
 
-A slim crate (``crate.slim``) lists in its metadata the files of the run it left out: a job may
-write one of them (a figure that ``render`` redraws from the tables kept), and a figure whose
-table is left out is not drawn: its PDF, a checked member, is copied and ``notice`` says so. A
-job that needs a member the crate left out, and has no copy, is refused naming the member.
+A slim crate (``crate.slim``) lists in its metadata the files of the run it left out and the
+tables it cut to the values the claims read: a job may write a file left out (a figure that
+``render`` redraws from the tables kept), and a figure whose table is left out or cut is not
+drawn: its PDF, a checked member, is copied and ``notice`` says so. A job that needs a member
+the crate left out, and has no copy, is refused naming the member.
 
 Drawing takes time in what the crate says, so that is bounded too: every string of a job's spec
 (a run name, a title) and the number of its values, the rows and columns of the tables a job
@@ -42,7 +43,7 @@ from ..runtime.layout import Layout
 from ..runtime.runrecord import RECORD
 from .bundle import JOBS
 from .open import CrateError, OpenedCrate, open_crate, safe_member
-from .slim import COPIED, left_out
+from .slim import COPIED, cut_tables, left_out
 
 __all__ = ["MAX_SECONDS", "RENDERERS", "CrateError", "render", "rendered_folder"]
 
@@ -145,7 +146,8 @@ def _planned(opened: OpenedCrate, out: Path) -> list[tuple]:
     """The jobs to draw: (id, spec writing under ``out``, its tables unpacked, the members to
     copy instead of drawing), every one checked before any is drawn."""
     prefix = f"{Layout.RESULTS}/{_run_name(opened)}/"
-    absent = left_out(opened)
+    absent, cut = left_out(opened), cut_tables(opened)
+    gone = {member for member in absent if member not in opened.files}
     plan = opened.json(JOBS)
     if not isinstance(plan, list) or not all(isinstance(entry, dict) for entry in plan):
         raise CrateError(f"{opened.name}: {JOBS} is not a list of jobs")
@@ -161,8 +163,10 @@ def _planned(opened: OpenedCrate, out: Path) -> list[tuple]:
             if path in claimed:
                 raise CrateError(f"{where}: writes {path}, which another job writes too")
             claimed.add(path)
-        tables, missing = _tables(entry, prefix, opened, where, absent)
-        copies = _copies(kind, spec, missing, opened, out, where) if missing else []
+        # a figure cannot be drawn from a table cut to what the claims read
+        unread = gone | cut if kind is not ClaimsSpec else gone
+        tables, missing = _tables(entry, prefix, opened, where, unread)
+        copies = _copies(kind, spec, missing, opened, out, where, cut) if missing else []
         jobs.append((job_id, spec, tables, copies))
     if not jobs:
         raise CrateError(f"{opened.name}: {JOBS} names no figure or claims job to render")
@@ -259,10 +263,10 @@ def _check_size(table: Path, member: str, where: str, rows: int) -> int:
 
 
 def _tables(
-    entry: dict, prefix: str, opened: OpenedCrate, where: str, absent: set
+    entry: dict, prefix: str, opened: OpenedCrate, where: str, unread: set
 ) -> tuple[list[str], list[str]]:
     """The unpacked tables a job reads (its ``--tables``, each a checked Parquet member) and
-    those a slim crate left out."""
+    those it cannot read in a slim crate (``unread``: left out, or cut for a figure)."""
     options = entry.get("command_inputs")
     if not isinstance(options, dict) or set(options) != {"--tables"}:
         raise CrateError(f"{where}: its inputs must be --tables only")
@@ -272,7 +276,7 @@ def _tables(
     tables, missing, rows = [], [], 0
     for path in paths:
         member = _member(path, prefix, where)
-        if member.endswith(".parquet") and member in absent and member not in opened.files:
+        if member.endswith(".parquet") and member in unread:
             missing.append(member)
             continue
         if not member.endswith(".parquet") or member not in opened.files:
@@ -283,23 +287,26 @@ def _tables(
     return tables, missing
 
 
-def _copies(kind, spec, missing: list[str], opened: OpenedCrate, out: Path, where: str):
-    """A figure whose tables a slim crate left out: its PDF, kept in the crate, copied to its
-    place under ``out`` ([(member file, target, why)]); a claims job, or a figure without its
-    PDF, is refused naming the member and the fix."""
+def _copies(kind, spec, missing: list[str], opened: OpenedCrate, out: Path, where: str, cut: set):
+    """A figure whose tables a slim crate left out, or cut to what the claims read (``cut``):
+    its PDF, kept in the crate, copied to its place under ``out`` ([(member file, target,
+    why)]); a claims job, or a figure without its PDF, is refused naming the member and the
+    fix."""
     fix = (
         "render the run's full crate (whcore bundle results/<run>, without --slim), which holds it"
     )
+    kept_cut = missing[0] in cut and missing[0] in opened.files
+    how = "cut to the values the claims read in" if kept_cut else "left out of"
     copies = []
     if kind is not ClaimsSpec:  # the claims are always drawn, never copied
         for path in map(Path, spec.written()):
             member = path.relative_to(out).as_posix()
             if member.endswith(COPIED) and member in opened.files:
-                why = f"{missing[0]} is left out of this slim crate"
+                why = f"{missing[0]} is {how} this slim crate"
                 copies.append((opened.files[member], path, why))
     if not copies:
         raise CrateError(
-            f"{where}: reads {missing[0]}, which this slim crate left out, and it holds no "
+            f"{where}: reads {missing[0]}, which is {how} this slim crate, and it holds no "
             f"copy of what the job writes. Fix: {fix}"
         )
     return copies
