@@ -46,13 +46,13 @@ from whcore.pipeline.claims import (
 from whcore.pipeline.claims.dynamics import learned_first_claim, overfitting_claim
 from whcore.pipeline.claims.levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED
 from whcore.pipeline.claims.power import verdicts_only
-from whcore.pipeline.claims.spectrum import (
+from whcore.pipeline.claims.sae import (
     COMPARABLE_MARGIN,
     COMPARABLE_SIZES,
     ESSENTIALLY_ZERO,
     PERFECT,
-    spectrum_comparisons,
 )
+from whcore.pipeline.claims.spectrum import spectrum_comparisons
 from whcore.pipeline.claims.synthetic import NO_GAIN_MARGIN, ens_degrades_with_n
 
 CONFIGS = ("quick", "faithful", "workstation")

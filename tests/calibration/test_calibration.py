@@ -67,7 +67,8 @@ from whcore.pipeline.claims.dynamics import learned_first_claim, overfitting_cla
 from whcore.pipeline.claims.exact import ablation_claims
 from whcore.pipeline.claims.levels import ALPHA
 from whcore.pipeline.claims.power import claim_power
-from whcore.pipeline.claims.spectrum import ESSENTIALLY_ZERO, PERFECT, spectrum_comparisons
+from whcore.pipeline.claims.sae import ESSENTIALLY_ZERO, PERFECT
+from whcore.pipeline.claims.spectrum import spectrum_comparisons
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "benchmarks" / "results" / "calibration.md"

@@ -30,11 +30,8 @@ from calibration_suite import (
 
 from whcore.pipeline.claims import cells, spectrum_units, verdicts
 from whcore.pipeline.claims.levels import FAILS, HOLDS, UNSURE
-from whcore.pipeline.claims.spectrum import (
-    lower_full_sae,
-    spectrum_comparisons,
-    standard_high_degree_energy,
-)
+from whcore.pipeline.claims.sae import lower_full_sae, standard_high_degree_energy
+from whcore.pipeline.claims.spectrum import spectrum_comparisons
 from whcore.pipeline.claims.spectrum_units import final_values, hashwh_variants_by_b, unit_values
 
 # At 2 x alpha the claim says 'holds' in about 10%: the check's bound (alpha + 2 SE = 6.9% at

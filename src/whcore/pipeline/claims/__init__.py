@@ -18,7 +18,8 @@ from .report import evaluate_claims, write_claims
 from .spectrum import spectrum_claims
 from .spectrum_reads import TABLE as _SPECTRUM_EPOCHS
 from .spectrum_reads import read_values as _spectrum_reads
-from .synthetic import speed_claim, synthetic_claims
+from .speed import speed_claim
+from .synthetic import synthetic_claims
 from .verdicts import holm
 
 # The tables whose reads the claims state value by value (a table's file stem -> a function of

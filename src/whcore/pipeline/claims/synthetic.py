@@ -10,39 +10,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .cells import compare_cells, paired, side, unit_means
+from .cells import compare_cells, paired
 from .claim import Claim, cells_claim, combine, paired_claim, skipped
-from .levels import ALPHA, HOLDS, NEARLY_ALL, UNSURE
-from .power import design_part, needed_line
+from .levels import HOLDS, NEARLY_ALL
+from .power import design_part
 from .scope import experiment_scope
-from .sensitivity import FIXED, factor_line, first_true, nearly_all_line, share_line
+from .sensitivity import FIXED, first_true, nearly_all_line, share_line
 from .sheet import wording
 from .spectrum_units import hashwh_variants_by_b
-from .verdicts import cells_verdict, holm, not_better
+from .speed import SPEED_ID, speed_claim, speed_wording
+from .synthetic_units import TIMED_UNIT, TIMED_UNITS, UNIT, UNITS, timed_scope, variant_units
+from .verdicts import holm, not_better
 
-RUN = ["n", "c", "draw", "data_seed", "seed"]
-UNIT = ["n", "c", "draw"]
-UNITS = ("g* draw", "g* draws; data and training seeds averaged within each")
-# Times come from the one g* draw the plan trains one model at a time (the paper's Figures 4b
-# and A6 time "the first draw of g*" only): their units are that draw's data seeds.
-TIMED_UNIT = [*UNIT, "data_seed"]
-TIMED_UNITS = ("data seed", "data seeds of the timed g* draw; training seeds averaged within each")
 NO_GAIN_MARGIN = 0.05  # "no significant improvement": EN-S gains less than this test R^2
-SPEEDUP = 10.0  # "orders of magnitude": at least one
-LEVELS = (0.25, 0.5, 0.75, 0.95)  # R^2 levels as shares of the lowest R^2 every EN-S run reached
-
-
-def _units(rows: pd.DataFrame, variant: str, value: str = "test_r2", unit=UNIT) -> pd.DataFrame:
-    return unit_means(side(rows[rows["variant"] == variant], RUN, value), unit)
-
-
-def timed_scope(draws) -> str:
-    """The scope of a claim read from times: the timed draws only, their data seeds the units."""
-    shown = ", ".join(str(int(d)) for d in sorted(set(draws)))
-    return (
-        f"times on g* draw {shown} only, the draw trained one model at a time (the paper times "
-        "the first draw only); units: its data seeds"
-    )
 
 
 def _b_label(selected, variant) -> int:
@@ -62,7 +42,7 @@ def synthetic_claims(tables, settings=None) -> list[Claim]:
     claims.append(better_in_less_time(selected, hashed))
     runs = tables.get("synthetic_runs")
     if runs is None or "ens" not in variants:
-        quote, _, source = _speed_wording()
+        quote, _, source = speed_wording()
         claims.append(skipped(SPEED_ID, quote, source, "no EN-S runs timed one at a time"))
     else:
         claims.append(speed_claim(runs, settings or {}))
@@ -92,10 +72,12 @@ def _beats(selected, hashed, rival) -> Claim:
 def _hashwh_pairs(selected, hashed, rival, unit=UNIT) -> pd.DataFrame:
     """Unit pairs (``unit``) of every HashWH hash size (column hash_size) against ``rival``'s
     test R^2."""
-    other = _units(selected, rival, unit=unit)
+    other = variant_units(selected, rival, unit=unit)
     return pd.concat(
         [
-            paired(_units(selected, v, unit=unit), other).assign(hash_size=_b_label(selected, v))
+            paired(variant_units(selected, v, unit=unit), other).assign(
+                hash_size=_b_label(selected, v)
+            )
             for v in hashed
         ],
         ignore_index=True,
@@ -136,7 +118,7 @@ def ens_no_improvement(selected) -> Claim:
     quote, test, source = wording(cid, NEARLY_ALL=NEARLY_ALL, NO_GAIN_MARGIN=NO_GAIN_MARGIN)
     if not {"ens", "standard"} <= set(selected["variant"]):
         return skipped(cid, quote, source, "no EN-S or standard runs")
-    pairs = paired(_units(selected, "ens"), _units(selected, "standard"))
+    pairs = paired(variant_units(selected, "ens"), variant_units(selected, "standard"))
     result = not_better(pairs, ["n", "c"], NO_GAIN_MARGIN, NEARLY_ALL)
     cells = compare_cells(pairs, ["n", "c"])
     what = "test R^2 (EN-S - standard)"
@@ -167,7 +149,7 @@ def ens_degrades_with_n(selected) -> Claim:
     ns = sorted(set(selected["n"]))
     if not {"ens", "standard"} <= set(selected["variant"]) or len(ns) < 2:
         return skipped(cid, quote, source, "no EN-S or standard runs at two n")
-    both = paired(_units(selected, "ens"), _units(selected, "standard"))
+    both = paired(variant_units(selected, "ens"), variant_units(selected, "standard"))
     gain = both.assign(
         value=both["a"] - both["b"], diverged=both["a_diverged"] | both["b_diverged"]
     )
@@ -198,7 +180,7 @@ def larger_b_better(selected, hashed) -> Claim:
     if len(hashed) < 2:
         return skipped(cid, quote, source, "fewer than two HashWH hash sizes")
     steps = [
-        paired(_units(selected, big), _units(selected, small)).assign(
+        paired(variant_units(selected, big), variant_units(selected, small)).assign(
             step=f"b {_b_label(selected, small)} -> {_b_label(selected, big)}"
         )
         for small, big in zip(hashed, hashed[1:])
@@ -226,9 +208,10 @@ def _steps_of_b(selected, hashed, value: str, unit=UNIT) -> pd.DataFrame:
     ``step``."""
     return pd.concat(
         [
-            paired(_units(selected, big, value, unit), _units(selected, small, value, unit)).assign(
-                step=f"b {_b_label(selected, small)} -> {_b_label(selected, big)}"
-            )
+            paired(
+                variant_units(selected, big, value, unit),
+                variant_units(selected, small, value, unit),
+            ).assign(step=f"b {_b_label(selected, small)} -> {_b_label(selected, big)}")
             for small, big in zip(hashed, hashed[1:])
         ],
         ignore_index=True,
@@ -294,10 +277,10 @@ def better_in_less_time(selected, hashed) -> Claim:
     timed = timed_runs(selected)
     if not hashed or not timed["variant"].isin(hashed).any() or "ens" not in set(timed["variant"]):
         return skipped(cid, quote, source, "no HashWH and EN-S runs timed one at a time")
-    ens = _units(timed, "ens", "log_time", TIMED_UNIT)
+    ens = variant_units(timed, "ens", "log_time", TIMED_UNIT)
     slower = pd.concat(
         [
-            paired(ens, _units(timed, v, "log_time", TIMED_UNIT)).assign(
+            paired(ens, variant_units(timed, v, "log_time", TIMED_UNIT)).assign(
                 hash_size=_b_label(selected, v)
             )
             for v in hashed
@@ -317,96 +300,3 @@ def better_in_less_time(selected, hashed) -> Claim:
     )
     better = _beats(selected, hashed, "ens")
     return time_and_accuracy(faster, better, ("less time", "better R^2"), selected, timed)
-
-
-# --- speed: time to reach each R^2 level ----------------------------------------------------------
-
-SPEED_ID = "synthetic_hashwh_faster_than_ens"
-
-
-def _speed_wording():
-    levels = ", ".join(f"{x:.0%}" for x in LEVELS)
-    return wording(SPEED_ID, SPEEDUP=SPEEDUP, levels=levels)
-
-
-def time_to_reach(curve: pd.DataFrame, level: float) -> float:
-    """The training time (``cum_time``) at which a run's best test R^2 so far first reaches
-    ``level``; inf if it never does."""
-    reached = curve.loc[curve["max_test_r2"] >= level, "cum_time"]
-    return float(reached.min()) if len(reached) else np.inf
-
-
-def speed_claim(runs: pd.DataFrame, settings: dict) -> Claim:
-    quote, test, source = _speed_wording()
-    n, c = settings.get("runtime_n"), settings.get("runtime_c")
-    cell_runs = runs if n is None else runs[(runs["n"] == n) & (runs["c"] == c)]
-    if not {"ens"} <= set(cell_runs["variant"]) or cell_runs.empty:
-        return skipped(SPEED_ID, quote, source, f"no EN-S runs at n = {n}, c = {c}")
-    by_run = {key: curve for key, curve in cell_runs.groupby(["variant", *RUN], sort=True)}
-    ens_best = [curve["max_test_r2"].max() for key, curve in by_run.items() if key[0] == "ens"]
-    top = float(np.nanmin(ens_best))
-    if not np.isfinite(top) or top <= 0:
-        return skipped(SPEED_ID, quote, source, "EN-S reached no positive test R^2")
-    rows, never = [], []
-    for (variant, *key), curve in by_run.items():
-        if variant == "ens":
-            continue
-        ens_curve = by_run.get(("ens", *key))
-        if ens_curve is None:
-            continue
-        for share in LEVELS:
-            level = share * top
-            hash_time = time_to_reach(curve, level)
-            if not np.isfinite(hash_time):
-                never.append((variant, share))
-                continue
-            ratio = np.log10(time_to_reach(ens_curve, level) / max(hash_time, 1e-9))
-            rows.append({**dict(zip(RUN, key)), "variant": variant, "level": share, "a": ratio})
-    frame = pd.DataFrame(rows, columns=[*RUN, "variant", "level", "a"])
-    units = (
-        frame.groupby(["variant", "level", *TIMED_UNIT], sort=True)["a"]
-        .mean()
-        .reset_index()
-        .assign(b=np.log10(SPEEDUP), a_diverged=False, b_diverged=False)
-    )
-    cell = ["draw", "variant", "level"]
-    cells = compare_cells(units, cell)
-    result = cells_verdict(cells)
-    faster = cells["p_greater"].to_numpy(float) < ALPHA
-    slower = np.nan_to_num(holm(cells["p_less"]), nan=1.0) < ALPHA
-    # A level never reached gives no ratio and so no p-value: it keeps the claim from holding,
-    # it does not refute it (a refutation is a test at ALPHA).
-    verdict = UNSURE if never and result.verdict == HOLDS else result.verdict
-    ratios = units.groupby("variant")["a"].mean()
-    effect = "; ".join(
-        f"{v}: {10**r:.1f}x (geometric mean over levels and units)" for v, r in ratios.items()
-    )
-    details = (
-        f"{int(faster.sum())} of {len(cells)} (draw, b, level) cells significantly >= "
-        f"{SPEEDUP:g}x, "
-        f"{int(slower.sum())} significantly below; levels are shares of R^2 {top:.3f}"
-    )
-    if never:
-        details += "; never reached by HashWH: " + ", ".join(
-            sorted({f"{v} at {s:.0%}" for v, s in never})
-        )
-    needed = needed_line(units, cell) if verdict == UNSURE else ""
-    return cells_claim(
-        SPEED_ID,
-        quote,
-        test,
-        source,
-        result,
-        cells,
-        "log10 time ratio - 1",
-        TIMED_UNITS,
-        verdict=verdict,
-        effect=effect,
-        details=details,
-        needed=needed,
-        sensitivity=factor_line(SPEEDUP, cells),
-        scope=(
-            f"n = {n}, c = {c} only (the paper's runtime cell: n = 50, c = 5); "
-            f"{timed_scope(units['draw'])}"
-        ),
-    )
