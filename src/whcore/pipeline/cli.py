@@ -253,8 +253,8 @@ def _cmd_plan(args) -> None:
     import yaml
 
     from .claims import plan
-    from .contract.config import load_config
     from .contract.schema import SCHEMA_PATH
+    from .contract.validation import load_config
 
     run = Path(args.run)
     models = plan.read_models(Path(args.claims) if args.claims else run / "claims.json")

@@ -8,8 +8,9 @@ import yaml
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
 from whcore.pipeline.analyses.families import BASELINES
-from whcore.pipeline.contract.config import ConfigError, validate_config
+from whcore.pipeline.contract.config import ConfigError
 from whcore.pipeline.contract.schema import SCHEMA_PATH, render
+from whcore.pipeline.contract.validation import validate_config
 
 ROOT = Path(__file__).parents[3]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -155,7 +156,7 @@ def test_memory_limit_follows_the_estimate():
     """The check compares the footprint estimate with the limit it is given: a limit just
     below a job's estimate refuses it, one at the estimate accepts it."""
     from whcore.core.footprint import penalty_points, training_bytes
-    from whcore.pipeline.contract.config import _check_memory
+    from whcore.pipeline.contract.validation import _check_memory
 
     exp = {
         "seeds": [0, 1],
@@ -239,7 +240,7 @@ def alias_bomb(key: str, levels: int = 9) -> str:
     ],
 )
 def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_path, key, refused):
-    from whcore.pipeline.contract.config import load_config
+    from whcore.pipeline.contract.validation import load_config
     from whcore.pipeline.runtime.yaml_files import read_yaml
 
     path = tmp_path / "shared.yaml"  # aliases within the bound are ordinary YAML
@@ -257,7 +258,7 @@ def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_p
 
 
 def test_a_config_value_containing_itself_through_an_alias_is_refused(tmp_path):
-    from whcore.pipeline.contract.config import load_config
+    from whcore.pipeline.contract.validation import load_config
 
     path = tmp_path / "loop.yaml"
     path.write_text(TINY.read_text() + "epistasis:\n  datasets: &x [*x]\n")

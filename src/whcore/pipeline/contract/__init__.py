@@ -16,10 +16,10 @@ import os
 from ..jobs import KINDS
 from .analyses import add_analyses
 from .base import Job, Plan, own_data_only
-from .config import load_config
 from .real import add_epistasis, add_own_data, add_real
 from .reports import add_reports, aggregate_inputs
 from .synthetic import add_spectrum, add_synthetic
+from .validation import load_config
 
 __all__ = ["SUBCOMMANDS", "Contract", "Job", "load_contract", "own_data_only"]
 
