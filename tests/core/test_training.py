@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from whcore import Data, TrainConfig, train
+from whcore.core.monitoring import EarlyStopping
 from whcore.core.regularizers import Context, make_regularizer
-from whcore.core.training import EarlyStopping
 from whcore.data.synthetic import random_sparse, sample_inputs
 
 
@@ -210,7 +210,7 @@ def test_the_stopwatch_adds_up_blocks():
 
     import torch
 
-    from whcore.core.training import Stopwatch
+    from whcore.core.monitoring import Stopwatch
 
     watch = Stopwatch(torch.device("cpu"))
     for _ in range(3):
@@ -271,7 +271,7 @@ def test_cuda_graphs_replay_exactly_the_eager_steps(monkeypatch, method, grid):
 def test_the_cuda_stopwatch_measures_device_time():
     import torch
 
-    from whcore.core.training import Stopwatch
+    from whcore.core.monitoring import Stopwatch
 
     device = torch.device("cuda")
     x = torch.randn(2048, 2048, device=device)
@@ -353,10 +353,10 @@ def test_progress_lines_say_epoch_of_total_best_val_loss_and_time_left(vectorize
 
 
 def test_time_left_is_spent_fraction_extrapolated(monkeypatch):
-    from whcore.core import training
+    from whcore.core import monitoring
 
-    monkeypatch.setattr(training.time, "perf_counter", lambda: 1000.0)
-    progress = training.Progress(epochs=10, stacks=2)
+    monkeypatch.setattr(monitoring.time, "perf_counter", lambda: 1000.0)
+    progress = monitoring.Progress(epochs=10, stacks=2)
     progress.start -= 30  # 30 s spent on the first half of model 1: a quarter of the job
     assert progress.line(5, 0.5, 2, 2).endswith("30s elapsed, ~1m30s left")
     assert progress.line(5, 0.5, 2, 2).startswith("model 1/2, epoch 5/10: best val MSE 0.5")
