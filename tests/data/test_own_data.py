@@ -88,7 +88,7 @@ def onehot_reference(residues: np.ndarray, wild: str) -> pd.DataFrame:
 def test_onehot_encoding_equals_the_full_one_hot_xor_the_wild_type():
     """Random sequences over a few residues, one site never showing the wild type and one
     never varying: the fast encoding is the slow definition, column for column."""
-    from whcore.data.formats import encode
+    from whcore.data.features import encode
 
     rng = np.random.default_rng(3)
     wild = "ACDEF"

@@ -1,7 +1,7 @@
 """The readers of the three formats of a user's table (``whcore.data.own_data``): its rows ->
-the residues at every site (``read_proteingym``, ``read_sequences``) or 0/1 features (``read_binary``), and
-those residues -> binary features (``encode``); a bad row is refused, naming the file, line,
-column and value, or dropped and counted (``Rows``)."""
+the residues at every site (``read_proteingym``, ``read_sequences``) or 0/1 features
+(``read_binary``); those residues become binary features in ``whcore.data.features``. A bad
+row is refused, naming the file, line, column and value, or dropped and counted (``Rows``)."""
 
 from __future__ import annotations
 
@@ -15,21 +15,19 @@ import pandas as pd
 from .parsers import TABLE_READ_ERRORS, RawFormatError, read_failure
 
 __all__ = [
-    "MUTATED",
+    "MUTANT_TOKEN",
     "WILD_TYPE_MUTANTS",
     "Rows",
-    "encode",
     "read_binary",
     "read_proteingym",
     "read_sequences",
     "read_table_file",
-    "sequence_features",
     "table_column",
     "target_values",
 ]
 
 WILD_TYPE_MUTANTS = ("", "wt", "_wt", "wildtype", "wild_type", "wild-type")
-_TOKEN = re.compile(r"([A-Z*\-])([1-9]\d*)([A-Z*\-])")
+MUTANT_TOKEN = re.compile(r"([A-Z*\-])([1-9]\d*)([A-Z*\-])")
 _SEQUENCE = "mutated_sequence"  # ProteinGym's optional full-sequence column
 
 
@@ -177,7 +175,7 @@ def _proteingym_rows(path, table: pd.DataFrame, settings: dict, rows: Rows):
         if text.lower() in WILD_TYPE_MUTANTS:
             tokens = []
         else:
-            tokens = [_TOKEN.fullmatch(token.strip()) for token in text.split(":")]
+            tokens = [MUTANT_TOKEN.fullmatch(token.strip()) for token in text.split(":")]
             sites = [int(t.group(2)) for t in tokens if t is not None]
             if None in tokens or len(set(sites)) != len(sites):
                 problem = (
@@ -350,64 +348,3 @@ def read_binary(path, table: pd.DataFrame, settings: dict, rows: Rows) -> pd.Dat
             "write 0 or 1 there, or leave the column out of feature_columns",
         )
     return (cells == "1").astype(np.uint8)
-
-
-MUTATED = "mutated"  # the residue name of a site's mutated indicator (``site39=mutated``)
-
-
-def encode(residues: np.ndarray, wt: np.ndarray, sites: np.ndarray, how: str) -> pd.DataFrame:
-    """Residues at every site -> the binary features of the variable sites, every feature 0 in
-    the wild type: ``mutated``, one indicator per site (``site39``: differs from the wild type);
-    ``onehot``, that indicator (``site39=mutated``) and one column per other residue seen
-    (``site39=A``).
-
-    Why not the wild-type residue's own column: in a table of few mutations per row it is 1 in
-    almost every row, so a network's first layer sees a near-constant input of the size of
-    every other input together, and what the network can learn is decided by those columns
-    (on avGFP's singles the standard network ranked nothing, docs/leaderboard.md). Its
-    complement, the mutated indicator, spans the same functions with a bias (a linear model
-    or ridge with an unpenalized intercept is unchanged), keeps the inputs on the binary cube
-    (HashWH's penalty reads the network there), and changes the Walsh-Hadamard spectrum by
-    signs only (flipping bit i multiplies G(f) by -1 where f_i = 1), so every energy is the
-    same."""
-    columns: dict[str, np.ndarray] = {}
-    for k, site in enumerate(sites):
-        seen = np.unique(residues[:, k])
-        if len(seen) < 2:
-            continue  # not variable: carries no information
-        mutated = residues[:, k] != wt[k]
-        if how == "mutated":
-            columns[f"site{site}"] = mutated
-            continue
-        if wt[k] in seen:  # else every row is mutated there: a constant column
-            columns[f"site{site}={MUTATED}"] = mutated
-        for residue in seen[seen != wt[k]]:
-            columns[f"site{site}={residue}"] = residues[:, k] == residue
-    return pd.DataFrame(columns, index=range(len(residues))).astype(np.uint8)
-
-
-def sequence_features(mutants, sequences) -> pd.DataFrame:
-    """The ``onehot`` features (``encode``) of the full sequences of a ProteinGym table, the
-    wild type being the first sequence with every site a mutant names set back to the residue
-    the mutant says it had; sites are positions from 1."""
-    sequences = [str(s).upper() for s in sequences]
-    length = len(sequences[0])
-    wild = list(sequences[0])
-    for row, text in enumerate(mutants):
-        if str(text).strip().lower() in WILD_TYPE_MUTANTS:
-            continue
-        for token in str(text).split(":"):
-            match = _TOKEN.fullmatch(token.strip())
-            if match is None or int(match.group(2)) > length:
-                raise ValueError(
-                    f"mutant {text!r} of row {row + 1} is not a substitution within the "
-                    f"{length} residues of mutated_sequence. Fix: write mutants like 'A1P:D2N'"
-                )
-            wild[int(match.group(2)) - 1] = match.group(1)
-    if any(len(s) != length for s in sequences):
-        raise ValueError(
-            "mutated_sequence: the sequences have different lengths. Fix: give substitutions "
-            "of one target sequence"
-        )
-    residues = np.array([list(s) for s in sequences], dtype="<U1")
-    return encode(residues, np.array(wild, dtype="<U1"), np.arange(1, length + 1), "onehot")

@@ -24,7 +24,7 @@ is a residue of its own: a gap ``-`` or a stop ``*`` is one more residue at its 
     ``target_column``.
 
 Protein data are binarized as the paper does (``binarization``), every feature 0 in the wild
-type (``whcore.data.formats.encode`` says why): ``onehot``, at every variable site "site
+type (``whcore.data.features.encode`` says why): ``onehot``, at every variable site "site
 mutated" (``site39=mutated``, in place of the wild-type residue's column) and one column per
 other residue seen (``site39=A``; the registry's GB1 keeps the paper's wild-type columns), or
 ``mutated``, one column per mutated site that says whether it differs from the wild type
@@ -54,10 +54,10 @@ import pandas as pd
 
 from ..core.io import write_parquet
 from .download import sha256_of
+from .features import encode
 from .folds import FOLDS, SCHEMES, compute_folds
 from .formats import (
     Rows,
-    encode,
     read_binary,
     read_proteingym,
     read_sequences,

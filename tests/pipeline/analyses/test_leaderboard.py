@@ -16,7 +16,7 @@ from scipy import stats
 from sklearn.linear_model import RidgeCV
 
 from whcore.data import proteingym
-from whcore.data.formats import sequence_features
+from whcore.data.features import sequence_features
 from whcore.pipeline.analyses import leaderboard
 from whcore.pipeline.analyses.leaderboard import (
     RIDGE_ALPHAS,

@@ -35,7 +35,7 @@ bb68524: ``proteingym/merge_supervised.py``, ``performance_DMS_supervised_benchm
   chosen per training set by efficient leave-one-out over ``RIDGE_ALPHAS``.
 - The project's networks (``standard``, ``hashwh``): trained by the library's loop
   (``whcore.core.training.train_grid``) on the features every binarization of this project
-  gives them (``whcore.data.formats.sequence_features``: at every mutated position, "position
+  gives them (``whcore.data.features.sequence_features``: at every mutated position, "position
   p is mutated" in place of the wild-type residue's column, which is 1 in almost every row,
   and one column per substitution; every feature 0 in the wild type; ``INPUTS``), on the same
   scale, each fit on the columns that vary over its training rows (``varying_columns``: a
@@ -59,8 +59,8 @@ import pandas as pd
 
 from ...core.arrays import Data, varying_columns
 from ...core.settings import TrainConfig
+from ...data.features import sequence_features
 from ...data.folds import FOLDS, compute_folds, keep_singles, validation_split
-from ...data.formats import sequence_features
 from .grids import training_groups
 from .leaderboard_baselines import (
     AMINO_ACIDS,
