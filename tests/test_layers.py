@@ -9,7 +9,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "whcore"
 RANK = {"core": 0, "data": 1, "pipeline": 2}
 # The pipeline's role folders, lowest first: a folder imports only from folders before it (and
-# from core and data). `cli.py` stands above them all.
+# from core and data). The pipeline's two faces, `snakefile.py` (Snakemake's) and `cli.py` (the
+# `whcore` command), stand above them all.
 PIPELINE_ROLES = (
     "runtime",  # where a run's files live, canonical JSON, write guards, run record, provenance
     "execution",  # how jobs run: environment settings, conda deployment, SLURM, GPU claims
@@ -18,8 +19,9 @@ PIPELINE_ROLES = (
     "figures",  # tables -> figures
     "claims",  # tables -> the paper's claims and the report
     "jobs",  # one module per job kind: its spec and the glue that unpacks it
-    "contract",  # config -> the plan of jobs (and the Snakemake seam)
+    "contract",  # config -> the plan of jobs
     "crate",  # a finished run as an RO-Crate
+    "snakefile.py",  # the Snakemake seam: what the rules of workflow/ use
     "cli.py",
 )
 PIPELINE_RANK = {role.removesuffix(".py"): rank for rank, role in enumerate(PIPELINE_ROLES)}
@@ -150,11 +152,11 @@ def test_no_import_circle():
     assert circles(import_graph()) == []
 
 
-def test_the_pipeline_is_role_folders_and_the_command_line():
+def test_the_pipeline_is_role_folders_and_its_two_faces():
     pipeline = PACKAGE / "pipeline"
     entries = {p.name for p in pipeline.iterdir() if p.name != "__pycache__"}
     assert entries == {*PIPELINE_ROLES, "__init__.py"}
-    for folder in PIPELINE_ROLES[:-1]:
+    for folder in (role for role in PIPELINE_ROLES if not role.endswith(".py")):
         assert (pipeline / folder / "__init__.py").is_file(), folder
 
 

@@ -32,8 +32,8 @@ from whcore.pipeline.contract import load_contract
 from whcore.pipeline.contract.config import ConfigError
 from whcore.pipeline.contract.reports import CLAIM_TABLES
 from whcore.pipeline.contract.schema import SCHEMA_PATH, render
-from whcore.pipeline.contract.snakefile import Wildcards, figure_summary, raw_file
 from whcore.pipeline.figures.registry import FIGURES, Figure
+from whcore.pipeline.snakefile import Wildcards, figure_summary, raw_file
 
 
 def tiny_config() -> dict:

@@ -1,4 +1,4 @@
-# What the rules need, from one tested module (whcore.pipeline.contract.snakefile): every path
+# What the rules need, from one tested module (whcore.pipeline.snakefile): every path
 # from LAYOUT, every spec and input from CONTRACT (a rule names its output pattern and asks for
 # the job's spec and inputs by it: CONTRACT.spec_of, CONTRACT.inputs_of), every wildcard
 # constraint from WILDCARDS.
@@ -6,7 +6,7 @@ import sys
 import time
 
 from snakemake.utils import validate
-from whcore.pipeline.contract.snakefile import (
+from whcore.pipeline.snakefile import (
     AGGREGATE_SHELL,
     StartError,
     aggregate_inputs,

@@ -4,7 +4,7 @@
 contract (every job's spec and inputs), the layout (every path), the conda environment file,
 the wildcard constraints, the input functions of the aggregations and the hooks Snakemake runs
 at start and on error. The logic lives here so that it is unit-tested
-(``tests/pipeline/contract/test_snakefile.py``); Snakemake's objects (``workflow``, ``rules``,
+(``tests/pipeline/test_snakefile.py``); Snakemake's objects (``workflow``, ``rules``,
 ``ancient``) are passed in, never imported.
 """
 
@@ -17,20 +17,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core.methods import METHOD_INFO
-from ...data.datasets import REGISTRY
-from ...data.download import mirror_warning, missing_raw_lines
-from ..analyses.families import BASELINES
-from ..execution import slurm
-from ..execution.deploy import conda_env_file
-from ..execution.environment import EnvironmentValueError, check_environment, job_environment
-from ..figures.registry import FIGURES
-from ..jobs.aggregate import ROLES as AGGREGATE_ROLES
-from ..jobs.aggregate import TABLES as AGGREGATE_TABLES
-from ..runtime.layout import Layout
-from ..runtime.runrecord import run_conflict, source_label
-from . import Contract, load_contract
-from .config import ConfigError, leaderboard_datasets, own_datasets, protocol_datasets
+from ..core.methods import METHOD_INFO
+from ..data.datasets import REGISTRY
+from ..data.download import mirror_warning, missing_raw_lines
+from .analyses.families import BASELINES
+from .contract import Contract, load_contract
+from .contract.config import ConfigError, leaderboard_datasets, own_datasets, protocol_datasets
+from .execution import slurm
+from .execution.deploy import conda_env_file
+from .execution.environment import EnvironmentValueError, check_environment, job_environment
+from .figures.registry import FIGURES
+from .jobs.aggregate import ROLES as AGGREGATE_ROLES
+from .jobs.aggregate import TABLES as AGGREGATE_TABLES
+from .runtime.layout import Layout
+from .runtime.runrecord import run_conflict, source_label
 
 __all__ = [
     "AGGREGATE_SHELL",

@@ -1,4 +1,4 @@
-"""The Snakefile's side of the contract (whcore.pipeline.contract.snakefile), without Snakemake:
+"""The Snakefile's side of the contract (whcore.pipeline.snakefile), without Snakemake:
 its objects (workflow, rules, ancient, jobs) are stood in for by plain ones."""
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ import pytest
 from test_config import changed, load
 
 from whcore.data.datasets import REGISTRY
-from whcore.pipeline.contract import snakefile
-from whcore.pipeline.contract.snakefile import (
+from whcore.pipeline import snakefile
+from whcore.pipeline.execution import slurm
+from whcore.pipeline.figures.registry import FIGURES
+from whcore.pipeline.jobs.aggregate import ROLES
+from whcore.pipeline.snakefile import (
     AGGREGATE_SHELL,
     StartError,
     Wildcards,
@@ -32,11 +35,8 @@ from whcore.pipeline.contract.snakefile import (
     settle_slurm_orphans,
     start,
 )
-from whcore.pipeline.execution import slurm
-from whcore.pipeline.figures.registry import FIGURES
-from whcore.pipeline.jobs.aggregate import ROLES
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / "workflow"
 
 
