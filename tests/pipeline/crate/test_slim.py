@@ -198,25 +198,20 @@ def test_a_slim_crate_missing_or_editing_a_member_is_refused(slim, sandbox):  # 
     assert "claims.md" in message and str(sandbox / "out.zip") in message
     assert "Fix: render the run's full crate" in message and "without --slim" in message
 
-    # a figure whose table is left out, without the PDF the slim crate keeps of it
-    pdf = "figures/fig1b_spectrum_evolution.pdf"
-    members = {pdf: None, METADATA: _left_out_too(slim, pdf)}
-    message = refused(
-        crafted(slim, sandbox / "png.zip", members, rehash=False),
-        sandbox,
-        f"fig1b_spectrum_evolution.*reads {HEATMAP}, which is left out of this slim crate",
-    )
-    assert "Fix: render the run's full crate" in message
-
-    # a figure drawn from the table cut to the claims' reads, without its PDF
-    pdf = "figures/fig1a_support_evolution.pdf"
-    members = {pdf: None, METADATA: _left_out_too(slim, pdf)}
-    message = refused(
-        crafted(slim, sandbox / "cut.zip", members, rehash=False),
-        sandbox,
-        f"fig1a_support_evolution.*reads {EPOCHS}, which is cut to the values the claims read",
-    )
-    assert "Fix: render the run's full crate" in message
+    # a figure whose table is left out, or cut to the claims' reads, without the PDF the slim
+    # crate keeps of it
+    for figure, table, why in (
+        ("fig1b_spectrum_evolution", HEATMAP, "is left out of this slim crate"),
+        ("fig1a_support_evolution", EPOCHS, "is cut to the values the claims read"),
+    ):
+        pdf = f"figures/{figure}.pdf"
+        members = {pdf: None, METADATA: _left_out_too(slim, pdf)}
+        message = refused(
+            crafted(slim, sandbox / f"{figure}.zip", members, rehash=False),
+            sandbox,
+            f"{figure}.*reads {table}, which {why}",
+        )
+        assert "Fix: render the run's full crate" in message
 
 
 def test_a_slim_crate_naming_a_cut_table_outside_it_is_refused(slim, sandbox):  # noqa: F811
