@@ -447,13 +447,13 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     for name in own:
         (work / "results/tiny" / name).write_bytes(b"the run's own")
     capsys.readouterr()
-    assert whcore(["spec", str(second), "--stale"]) == 0
+    assert whcore(["stale", str(second)]) == 0
     assert capsys.readouterr().out.split() == [str(stale.relative_to(work))]
-    assert whcore(["spec", str(second), "--stale", "--remove"]) == 0
+    assert whcore(["stale", str(second), "--remove"]) == 0
     assert not stale.exists() and not (work / "results/tiny/runs/spectrum/draw0/fullwh").exists()
     assert "1 file(s) no whcore job wrote are kept" in capsys.readouterr().err
     assert notes.read_text() == "my notes"
-    assert whcore(["spec", str(first), "--stale", "--remove"]) == 2  # not the run's configuration
+    assert whcore(["stale", str(first), "--remove"]) == 2  # not the run's configuration
     assert "results/tiny: made by another configuration" in capsys.readouterr().err
     assert (work / target).exists() and (work / "results/tiny/configuration.json").exists()
     assert all((work / "results/tiny" / name).exists() for name in own)

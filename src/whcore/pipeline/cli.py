@@ -1,8 +1,9 @@
 """The ``whcore`` command line: one subcommand per pipeline step (what Snakemake rules call).
 
 The job subcommands (``jobs``: one per kind) take their job's spec; ``whcore spec``
-(``contract.spec_lookup``) prints the spec of any job of a config; the data commands below take
-a dataset's name.
+(``contract.spec_lookup``) prints the spec of any job of a config, ``whcore stale``
+(``contract.stale``) lists or removes what no job of a run's config writes; the data commands
+below take a dataset's name.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from .. import __version__
 from ..data import datasets
 from .contract.spec_lookup import add_lookup_command
+from .contract.stale import add_stale_command
 from .execution.environment import check_environment
 from .jobs import add_job_commands
 from .runtime.guards import check_replaceable
@@ -312,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_job_commands,
         _add_data_commands,
         add_lookup_command,
+        add_stale_command,
         _add_bundle_commands,
         _add_plan_command,
     ):

@@ -1,7 +1,7 @@
 """Nothing a user wrote is removed or replaced by any command: a run folder holds a user's files
 of every kind, at the paths the project's writers write and beside them, and every writer (one
 job of each kind of the tiny configuration, `binarize`, a failing `binarize-own`, `macros`,
-`bundle`) and the remover (`spec --stale --remove`) run over it."""
+`bundle`) and the remover (`stale --remove`) run over it."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def test_no_writer_or_remover_removes_or_replaces_a_users_file(filled, tmp_path,
         assert main(["macros", str(claims), str(tex)]) == 2
     with pytest.raises(FileExistsError):
         bundle(root, out=root / "tiny-mine.crate.zip")
-    assert main(["spec", str(TINY), "--stale", "--remove"]) == 0
+    assert main(["stale", str(TINY), "--remove"]) == 0
     capsys.readouterr()
     after = snapshot(tmp_path)
     changed = [name for name, data in before.items() if after.get(name, b"gone") != data]

@@ -5,7 +5,7 @@ run (its settings that change a result: every key but the runtime ones) and the 
 from. An executing Snakemake of another configuration under the same ``run_name`` is refused at
 start, naming both, unless it is asked to replace the run (``--config replace_run=True``); the
 outputs no job of the new configuration writes stay where they are, never read into its tables
-(the aggregations read the contract's inputs), and ``whcore spec CONFIG --stale``, given the
+(the aggregations read the contract's inputs), and ``whcore stale CONFIG``, given the
 configuration the run records, lists them (``--remove`` deletes those this project wrote). A
 run folder that holds no file but its record (its run failed before any job wrote an output)
 has nothing to protect: any configuration takes it.
