@@ -6,20 +6,10 @@ import zipfile
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from conftest import TINY
+from test_spec_lookup import RECORDS, ROOT, contract  # noqa: F401 (a fixture)
 
 from whcore.pipeline.cli import main
-from whcore.pipeline.contract import load_contract
-
-SCHEMA = str(Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml")
-ROOT = "results/tiny"
-RECORDS = f"{ROOT}/runs/spectrum/draw0/hashwh/b3/size30_dseed0"
-
-
-@pytest.fixture(scope="module")
-def contract():
-    return load_contract(str(TINY), SCHEMA)
 
 
 def stale_cli(capsys, *args) -> tuple[int, str, str]:
@@ -28,7 +18,7 @@ def stale_cli(capsys, *args) -> tuple[int, str, str]:
     return code, out, err
 
 
-def _recorded_run(contract, **other) -> Path:
+def _recorded_run(contract, **other) -> Path:  # noqa: F811
     """results/tiny with the record of the tiny configuration (plus ``other`` settings: then
     another configuration, from other.yaml) and 30 training records of a train size the tiny
     configuration has not: what an earlier configuration of the same run name left."""
@@ -47,7 +37,12 @@ def _recorded_run(contract, **other) -> Path:
     return folder
 
 
-def test_stale_refuses_a_run_another_configuration_made(capsys, tmp_path, monkeypatch, contract):
+def test_stale_refuses_a_run_another_configuration_made(
+    capsys,
+    tmp_path,
+    monkeypatch,
+    contract,  # noqa: F811
+):
     monkeypatch.chdir(tmp_path)
     records = _recorded_run(contract, n_seeds_other=1)
     for remove in ([], ["--remove"]):
@@ -58,7 +53,12 @@ def test_stale_refuses_a_run_another_configuration_made(capsys, tmp_path, monkey
     assert len(list(records.iterdir())) == 30
 
 
-def test_stale_remove_deletes_only_what_this_project_wrote(capsys, tmp_path, monkeypatch, contract):
+def test_stale_remove_deletes_only_what_this_project_wrote(
+    capsys,
+    tmp_path,
+    monkeypatch,
+    contract,  # noqa: F811
+):
     monkeypatch.chdir(tmp_path)
     records = _recorded_run(contract)
     root = Path(ROOT)
@@ -95,12 +95,17 @@ def _user_pdf(path: Path) -> None:
     plt.close(fig)
 
 
-def test_stale_remove_never_touches_a_repository_or_a_users_figure(capsys, tmp_path, monkeypatch):
+def test_stale_remove_never_touches_a_repository_or_a_users_figure(
+    capsys,
+    tmp_path,
+    monkeypatch,
+    contract,  # noqa: F811
+):
     """Only files at the layout's paths that carry the project's mark as data are removed, and
     only the folders that held them: a repository kept in the run folder after `git gc` (empty
     refs folders) and one nested in it stay whole, and a user's figure titled "whcore" stays."""
     monkeypatch.chdir(tmp_path)
-    records = _recorded_run(load_contract(str(TINY), SCHEMA))
+    records = _recorded_run(contract)
     root = Path(ROOT)
     for repo in (root, root / "figures" / "drafts"):  # the run folder and a folder in it
         for empty in ("refs/heads", "refs/tags", "objects/info"):

@@ -21,11 +21,32 @@ from ...core.methods import METHOD_INFO, PRECISIONS, value_schema
 from ...data.datasets import REGISTRY
 from ..analyses.families import BASELINES
 
-__all__ = ["SCHEMA_PATH", "registry_definitions", "render"]
+__all__ = ["SCHEMA_PATH", "add_schema_option", "contract_of", "registry_definitions", "render"]
 
 SCHEMA_PATH = Path(__file__).resolve().parents[4] / "workflow" / "schemas" / "config.schema.yaml"
 BEGIN = "  # --- generated from the registries (python -m whcore.pipeline.contract.schema); do not edit ---"
 END = "  # --- end of the generated definitions ---"
+
+
+def add_schema_option(parser) -> None:
+    """The ``--schema`` option of a command that reads a workflow config."""
+    parser.add_argument(
+        "--schema",
+        default=str(SCHEMA_PATH),
+        help="the workflow's config schema (default: this checkout's)",
+    )
+
+
+def contract_of(args):
+    """The contract of ``args.config`` validated against ``args.schema``, which must exist."""
+    from . import load_contract
+
+    if not Path(args.schema).is_file():
+        raise ValueError(
+            f"--schema {args.schema}: no such file; pass the checkout's "
+            "workflow/schemas/config.schema.yaml"
+        )
+    return load_contract(args.config, str(args.schema))
 
 
 def _grid_schema(method: str, param: str) -> dict:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from ..runtime.layout import Layout
-from .schema import SCHEMA_PATH
+from .schema import add_schema_option, contract_of
 
 __all__ = ["add_lookup_command"]
 
@@ -60,19 +59,12 @@ def _command_line(args, subcommand: str, inputs: dict[str, list[str]]) -> str:
 
 
 def _cmd_spec(args) -> None:
-    from . import load_contract
-
-    if not Path(args.schema).is_file():
-        raise ValueError(
-            f"--schema {args.schema}: no such file; pass the checkout's "
-            "workflow/schemas/config.schema.yaml"
-        )
     if (args.output is None) != args.list:
         raise ValueError(
             "give an output path, or --list for every output of the config (the files of its "
             "run folder that none writes: whcore stale)"
         )
-    contract = load_contract(args.config, str(args.schema))
+    contract = contract_of(args)
     if args.list:
         for path, job in sorted(contract.all_outputs().items()):
             print(f"{job.spec.SUBCOMMAND:<16} {path}")
@@ -120,9 +112,5 @@ def add_lookup_command(sub) -> None:
     what.add_argument(
         "--list", action="store_true", help="list every output of the config with its subcommand"
     )
-    p.add_argument(
-        "--schema",
-        default=str(SCHEMA_PATH),
-        help="the workflow's config schema (default: this checkout's)",
-    )
+    add_schema_option(p)
     p.set_defaults(func=_cmd_spec)

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from .schema import SCHEMA_PATH
+from .schema import add_schema_option, contract_of
 
 __all__ = ["add_stale_command", "stale_outputs"]
 
@@ -137,14 +137,7 @@ def _report_stale(contract, config: str, remove: bool) -> None:
 
 
 def _cmd_stale(args) -> None:
-    from . import load_contract
-
-    if not Path(args.schema).is_file():
-        raise ValueError(
-            f"--schema {args.schema}: no such file; pass the checkout's "
-            "workflow/schemas/config.schema.yaml"
-        )
-    _report_stale(load_contract(args.config, str(args.schema)), args.config, args.remove)
+    _report_stale(contract_of(args), args.config, args.remove)
 
 
 def add_stale_command(sub) -> None:
@@ -162,9 +155,5 @@ def add_stale_command(sub) -> None:
         action="store_true",
         help="delete those files; files no whcore job wrote are listed, never deleted",
     )
-    p.add_argument(
-        "--schema",
-        default=str(SCHEMA_PATH),
-        help="the workflow's config schema (default: this checkout's)",
-    )
+    add_schema_option(p)
     p.set_defaults(func=_cmd_stale)
