@@ -25,20 +25,21 @@ from whcore.pipeline.claims import plan
 from whcore.pipeline.claims.costs import experiment_of, job_seconds, unit_costs
 from whcore.pipeline.contract.schema import SCHEMA_PATH
 from whcore.pipeline.contract.validation import load_config
+from whcore.pipeline.experiments import cost_rules, unit_keys
 from whcore.pipeline.runtime.yaml_files import read_yaml
 
 
 def units_of(configfile: str) -> tuple[str, dict[str, int]]:
     """The run name and units per experiment of a configuration."""
     config = load_config(read_yaml(configfile, "config file"), str(SCHEMA_PATH))
-    return config["run_name"], plan.config_units(config)
+    return config["run_name"], plan.config_units(config, unit_keys())
 
 
 def by_path(workdir: str, run: str) -> dict[str, tuple[str | None, float]]:
     """Each job's output below results/<run>/ -> (its experiment, core-seconds)."""
     prefix = f"results/{run}/"
     return {
-        output.removeprefix(prefix): (experiment_of(rule, output, run), seconds)
+        output.removeprefix(prefix): (experiment_of(rule, output, run, cost_rules()), seconds)
         for rule, output, seconds in job_seconds(workdir)
     }
 
@@ -50,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     pilot_run, pilot_units = units_of(args.pilot_config)
     planned_run, planned_units = units_of(args.planned_config)
-    costs, fixed = unit_costs(args.pilot_workdir, pilot_run, pilot_units)
+    costs, fixed = unit_costs(args.pilot_workdir, pilot_run, pilot_units, cost_rules())
     foretold = plan.design_cost(planned_units, costs, fixed)
     recorded = sum(seconds for *_, seconds in job_seconds(args.planned_workdir))
 

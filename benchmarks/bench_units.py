@@ -43,6 +43,7 @@ from whcore.pipeline.claims import plan
 from whcore.pipeline.claims.costs import experiment_of, job_seconds
 from whcore.pipeline.cli import main as whcore_main
 from whcore.pipeline.contract import load_contract
+from whcore.pipeline.experiments import cost_rules, unit_keys
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -56,10 +57,11 @@ def cpu_seconds(who: int) -> float:
 def unit_table(config: dict) -> dict[str, dict]:
     """Per experiment with units: the run's units, jobs and wall seconds (from its records)."""
     table = {
-        e: {"units": u, "jobs": 0, "seconds": 0.0} for e, u in plan.config_units(config).items()
+        e: {"units": u, "jobs": 0, "seconds": 0.0}
+        for e, u in plan.config_units(config, unit_keys()).items()
     }
     for rule, output, seconds in job_seconds("."):
-        row = table.get(experiment_of(rule, output, config["run_name"]))
+        row = table.get(experiment_of(rule, output, config["run_name"], cost_rules()))
         if row is not None:
             row["jobs"] += 1
             row["seconds"] += seconds

@@ -18,6 +18,7 @@ PIPELINE_ROLES = (
     "aggregation",  # run records -> tidy tables
     "figures",  # tables -> figures
     "claims",  # tables -> the paper's claims and the report
+    "experiments",  # the experiment registry: what each experiment runs, writes and checks
     "jobs",  # one module per job kind: its spec and the glue that unpacks it
     "contract",  # config -> the plan of jobs
     "crate",  # a finished run as an RO-Crate
@@ -57,15 +58,26 @@ def imported_modules(path: Path) -> set[str]:
 
 def named_by_string() -> dict[str, set[str]]:
     """The modules that a registry imports by name at run time (``importlib``), which no import
-    statement shows: each figure's plotting module, each job kind's module."""
-    from whcore.pipeline import jobs
+    statement shows: each figure's plotting module, each job kind's module, each function an
+    experiment's record names."""
+    from whcore.pipeline import experiments, jobs
     from whcore.pipeline.figures import registry
 
     figures = {**registry.FIGURES, **registry.DATASET_FIGURES}.values()
     return {
         registry.__name__: {figure.module_name for figure in figures},
         jobs.__name__: {f"{jobs.__name__}.{name}" for name in jobs.MODULES},
+        experiments.__name__: experiment_references(experiments.EXPERIMENTS.values()),
     }
+
+
+def experiment_references(entries) -> set[str]:
+    """The modules the experiments' records name ("module:function" under whcore.pipeline)."""
+    from whcore.pipeline.experiments import PACKAGE
+
+    fields = ("aggregation", "log_line", "claims", "claims_then", "scope")
+    references = {getattr(entry, name) for entry in entries for name in fields}
+    return {f"{PACKAGE}.{ref.split(':')[0]}" for ref in references if isinstance(ref, str) and ref}
 
 
 def import_graph(named: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
@@ -184,4 +196,23 @@ def test_the_checks_see_modules_a_registry_names_by_string():
     planted = {**named, figures: named[figures] | {"whcore.pipeline.crate.bundle"}}
     assert upward_imports(import_graph(planted)) == [
         f"{figures} (figures) imports whcore.pipeline.crate.bundle (crate), a role ranked above it"
+    ]
+
+
+def test_the_checks_see_functions_an_experiment_names():
+    """An experiment whose claims are named in a role above the registry (planted: a function
+    of the contract) is an upward import the checks see; the shipped records name none."""
+    from dataclasses import replace
+
+    from whcore.pipeline.experiments import EXPERIMENTS
+
+    registry = "whcore.pipeline.experiments"
+    named = named_by_string()
+    assert "whcore.pipeline.claims.spectrum" in named[registry]
+    assert "whcore.pipeline.aggregation" in named[registry]
+    planted = replace(EXPERIMENTS["real"], claims="contract.reports:add_reports")
+    graph = import_graph({**named, registry: experiment_references([planted])})
+    assert upward_imports(graph) == [
+        f"{registry} (experiments) imports whcore.pipeline.contract.reports (contract), "
+        "a role ranked above it"
     ]

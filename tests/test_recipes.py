@@ -10,6 +10,7 @@ import itertools
 import json
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,6 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import TINY
+from test_claims import real_selected
 from test_job_kinds import toy_kind  # noqa: F401 (the toy kind of the job-kind recipe)
 
 from whcore.core import regularizers
@@ -26,14 +28,24 @@ from whcore.core.methods import METHOD_INFO, MethodInfo
 from whcore.core.settings import TrainConfig
 from whcore.core.training import train_grid
 from whcore.data.datasets import REGISTRY, DatasetInfo
-from whcore.pipeline.claims import FAILS, HOLDS, Claim, report
+from whcore.pipeline import contract as contract_module
+from whcore.pipeline.analyses.grids import training_groups
+from whcore.pipeline.claims import FAILS, HOLDS, Claim, real_claims
 from whcore.pipeline.cli import main
 from whcore.pipeline.contract import load_contract
-from whcore.pipeline.contract.config import ConfigError
-from whcore.pipeline.contract.reports import CLAIM_TABLES
+from whcore.pipeline.contract.config import ConfigError, dataset_settings
 from whcore.pipeline.contract.schema import SCHEMA_PATH, render
+from whcore.pipeline.experiments import EXPERIMENTS, Experiment
+from whcore.pipeline.experiments.datasets import curve_datasets
 from whcore.pipeline.figures.registry import FIGURES, Figure
-from whcore.pipeline.snakefile import Wildcards, figure_summary, raw_file
+from whcore.pipeline.snakefile import (
+    Wildcards,
+    aggregate_log,
+    aggregate_outputs,
+    aggregations,
+    figure_summary,
+    raw_file,
+)
 
 
 def tiny_config() -> dict:
@@ -143,28 +155,111 @@ def hashwh_above_standard(tables, settings=None) -> list[Claim]:
     ]
 
 
+def real_and_toy(tables, settings=None) -> list[Claim]:
+    """The real experiment's group with the toy claim added, as the recipe adds a claim."""
+    return [*real_claims(tables, settings), *hashwh_above_standard(tables)]
+
+
 @pytest.mark.parametrize(("gain", "verdict"), [(0.1, HOLDS), (-0.1, FAILS)])
 def test_a_claim_is_checked_in_the_claims_report(gain, verdict, tmp_path, monkeypatch):
-    monkeypatch.setitem(CLAIM_TABLES, "real", (*CLAIM_TABLES["real"], "real_summary"))
-    monkeypatch.setattr(report, "CHECKS", [*report.CHECKS, ("real_summary", hashwh_above_standard)])
+    real = EXPERIMENTS["real"]
+    tables = (*real.claim_tables, "real_summary")
+    monkeypatch.setitem(
+        EXPERIMENTS, "real", replace(real, claim_tables=tables, claims=real_and_toy)
+    )
     contract = load_contract(str(TINY), str(SCHEMA_PATH))
     table = contract.layout.table_path("real_summary")
     assert table in contract.job(contract.layout.claims_md).inputs
 
     monkeypatch.chdir(tmp_path)
     Path(table).parent.mkdir(parents=True)
+    selected = contract.layout.table_path("real_selected")
+    real_selected(0.1)["real_selected"].to_parquet(selected)
     cells = itertools.product(["gb1", "sgemm"], [100, 200], ["standard", "hashwh"])
     rows = [(d, size, m, 0.4 + (gain if m == "hashwh" else 0.0)) for d, size, m in cells]
     summary = pd.DataFrame(rows, columns=["dataset", "train_size", "method", "mean"])
     summary.to_parquet(table)
     spec = {"outputs": {"md": "claims.md", "json": "claims.json"}}
-    assert main(["claims", "--spec", json.dumps(spec), "--tables", table]) == 0
+    assert main(["claims", "--spec", json.dumps(spec), "--tables", selected, table]) == 0
     (claim,) = [c for c in json.loads(Path("claims.json").read_text()) if c["id"] == TOY_CLAIM]
     assert claim["verdict"] == claim["across"] == verdict
+    assert claim["scope"].startswith("gb1, sgemm at train sizes 100, 200")  # the real one's
     assert f"## {TOY_CLAIM}: **{verdict}**" in Path("claims.md").read_text()
     assert main(["macros", "claims.json", "claims.tex"]) == 0
     macro = f"\\newcommand{{\\claimRealToyHashwhAboveStandardVerdict}}{{{verdict}}}"
     assert macro in Path("claims.tex").read_text()
+
+
+# --- an experiment --------------------------------------------------------------------------------
+
+TOY_EXPERIMENT = "toy"
+
+
+def add_toy(plan) -> None:
+    """The toy experiment's builder: one training job of the standard network on the first
+    real dataset's smallest train size (its label: the experiment's name)."""
+    if not plan.enabled(TOY_EXPERIMENT):
+        return
+    real = plan.config["real"]
+    name = curve_datasets(plan.config)[0]
+    ds = dataset_settings(plan.config, name)
+    (group,) = training_groups({"standard": {}})
+    data = plan.real_data(name, ds, min(ds["train_sizes"]), 0)
+    labels = {"experiment": TOY_EXPERIMENT, "dataset": name}
+    plan.add_train(TOY_EXPERIMENT, name, group, real, data, ds["training"], labels, runtime=False)
+
+
+def toy_tables(runs) -> dict:
+    """The toy aggregation: one row per training job whose records it reads."""
+    return {"toy_runs": pd.DataFrame({"records": [str(path) for path in runs]})}
+
+
+def toy_claims(tables, settings=None) -> list[Claim]:
+    """The toy group: every planned run of the toy experiment was aggregated."""
+    ran = len(tables["toy_runs"])
+    return [Claim("toy_ran", "A toy.", "One row per run.", "a recipe", HOLDS if ran else FAILS)]
+
+
+TOY = Experiment(
+    TOY_EXPERIMENT,
+    lambda config: config["real"]["enabled"],  # a toy with no config section of its own
+    tables=("toy_runs",),
+    aggregation=toy_tables,
+    summary="The toy experiment's table.",
+    log_line=lambda tables: f"toy: {len(tables['toy_runs'])} runs",
+    claim_tables=("toy_runs",),
+    claims=toy_claims,
+    scope=lambda claim, tables: "the toy's one run",
+)
+
+
+def test_an_experiment_is_planned_aggregated_and_checked(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(EXPERIMENTS, TOY_EXPERIMENT, TOY)
+    at = contract_module.BUILDERS.index(contract_module.add_reports)
+    builders = (*contract_module.BUILDERS[:at], add_toy, *contract_module.BUILDERS[at:])
+    monkeypatch.setattr(contract_module, "BUILDERS", builders)
+    contract = load_contract(str(TINY), str(SCHEMA_PATH))
+    layout = contract.layout
+    (train,) = [job for job in contract.jobs_of("train") if job.labels["experiment"] == "toy"]
+    table = layout.table_path("toy_runs")
+    aggregation = contract.job(table)
+    assert aggregation.kind == "aggregate" and train.spec.outputs["records"] in aggregation.inputs
+    assert table in contract.job(layout.claims_md).inputs and table in contract.targets()
+    # Its rule: the aggregation rules are made from the registry (workflow/rules/aggregate.smk).
+    assert aggregations()[TOY_EXPERIMENT] == "The toy experiment's table."
+    assert aggregate_outputs(layout, TOY_EXPERIMENT) == [table]
+    assert aggregate_log(layout, TOY_EXPERIMENT) == layout.aggregate_log(TOY_EXPERIMENT)
+
+    monkeypatch.chdir(tmp_path)
+    records = train.spec.outputs["records"]
+    spec = aggregation.spec_json
+    assert main(["aggregate", "--spec", spec, "--runs", records]) == 0
+    assert "toy: 1 runs" in capsys.readouterr().out
+    assert pd.read_parquet(table)["records"].tolist() == [records]
+    claims = {"outputs": {"md": "claims.md", "json": "claims.json"}}
+    assert main(["claims", "--spec", json.dumps(claims), "--tables", table]) == 0
+    (claim,) = [c for c in json.loads(Path("claims.json").read_text()) if c["id"] == "toy_ran"]
+    assert (claim["verdict"], claim["scope"]) == (HOLDS, "the toy's one run")
 
 
 # --- a method (a network regularizer) -------------------------------------------------------------

@@ -14,8 +14,8 @@ from test_config import changed, load
 from whcore.data.datasets import REGISTRY
 from whcore.pipeline import snakefile
 from whcore.pipeline.execution import slurm
+from whcore.pipeline.experiments import ROLES
 from whcore.pipeline.figures.registry import FIGURES
-from whcore.pipeline.jobs.aggregate import ROLES
 from whcore.pipeline.snakefile import (
     AGGREGATE_SHELL,
     StartError,

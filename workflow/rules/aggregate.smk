@@ -2,15 +2,9 @@
 # and the claims report checked against them. One rule definition serves every experiment:
 # their aggregations write different numbers of tables, which a single rule with an
 # experiment wildcard cannot declare, so it is instantiated once per experiment (the
-# protocol's, once per dataset, by its wildcard).
-AGGREGATIONS = {
-    "spectrum": "Select models on validation: the spectrum experiment's tables (Figures 1-3, A1-A4).",
-    "synthetic": "Select models on validation: the synthetic experiment's tables (Figures 4, A5, A6).",
-    "real": "Select models on validation: real-data tables, networks and baselines (Figures 5a, 5b, A7).",
-    "protocol": "ProteinGym's protocol on one dataset: Spearman, MSE, R^2 per held-out fold, mean and s.e.",
-}
-
-for experiment, summary in AGGREGATIONS.items():
+# protocol's, once per dataset, by its wildcard). The experiments and their lines come from the
+# registry (whcore.pipeline.experiments).
+for experiment, summary in aggregations().items():
 
     rule:
         name:

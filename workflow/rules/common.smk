@@ -12,6 +12,7 @@ from whcore.pipeline.snakefile import (
     aggregate_inputs,
     aggregate_log,
     aggregate_outputs,
+    aggregations,
     command_line_targets,
     config_source,
     describe_rule,

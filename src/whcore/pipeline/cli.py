@@ -234,10 +234,11 @@ def _plan_costs(args, run: Path, units: dict[str, int]) -> tuple[dict[str, float
     """Seconds per unit of each experiment and the fixed seconds: from ``--costs`` (a YAML of
     ``per_unit: {experiment: seconds}`` and ``fixed: seconds``) or measured from the run."""
     from .claims.costs import unit_costs
+    from .experiments import cost_rules
     from .runtime.yaml_files import read_yaml
 
     if not args.costs:
-        return unit_costs(run.parent.parent, run.name, units)
+        return unit_costs(run.parent.parent, run.name, units, cost_rules())
     table = read_yaml(args.costs, "costs file")
     try:
         per_unit = {str(e): float(v) for e, v in table["per_unit"].items()}
@@ -257,17 +258,18 @@ def _cmd_plan(args) -> None:
     from .claims import plan
     from .contract.schema import SCHEMA_PATH
     from .contract.validation import load_config
+    from .experiments import unit_keys
 
     run = Path(args.run)
     models = plan.read_models(Path(args.claims) if args.claims else run / "claims.json")
     raw, configfile = _run_config(run, args.configfile)
     config = load_config(copy.deepcopy(raw), str(SCHEMA_PATH))
-    units = plan.run_units(config, models)
+    units = plan.run_units(config, models, unit_keys())
     cost = _plan_costs(args, run, units)
     gpu = args.gpu_hours is not None
     hours, option = (args.gpu_hours, "--gpu-hours") if gpu else (args.cpu_hours, "--cpu-hours")
     planned = plan.plan(models, units, cost, hours * 3600, args.draws, option)
-    layer = plan.overlay(planned, config["run_name"])
+    layer = plan.overlay(planned, config["run_name"], unit_keys())
     load_config(plan.merged(raw, layer), str(SCHEMA_PATH))  # the overlay must make a valid config
     # One --configfile with both files: a second --configfile would replace the first.
     command = f"snakemake --configfile {configfile} {args.out}"

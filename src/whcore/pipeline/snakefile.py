@@ -22,13 +22,13 @@ from ..data.datasets import REGISTRY
 from ..data.download import mirror_warning, missing_raw_lines
 from .analyses.families import BASELINES
 from .contract import Contract, load_contract
-from .contract.config import ConfigError, leaderboard_datasets, own_datasets, protocol_datasets
+from .contract.config import ConfigError
 from .execution import slurm
 from .execution.deploy import conda_env_file
 from .execution.environment import EnvironmentValueError, check_environment, job_environment
+from .experiments import EXPERIMENTS, ROLES, aggregated
+from .experiments.datasets import leaderboard_datasets, own_datasets, protocol_datasets
 from .figures.registry import FIGURES
-from .jobs.aggregate import ROLES as AGGREGATE_ROLES
-from .jobs.aggregate import TABLES as AGGREGATE_TABLES
 from .runtime.layout import Layout
 from .runtime.runrecord import run_conflict, source_label
 
@@ -40,6 +40,7 @@ __all__ = [
     "aggregate_inputs",
     "aggregate_log",
     "aggregate_outputs",
+    "aggregations",
     "alternatives",
     "command_line_targets",
     "config_source",
@@ -59,7 +60,7 @@ __all__ = [
 # a loop variable no longer names the rule's experiment.
 AGGREGATE_SHELL = (
     "whcore aggregate --spec {params.spec:q} "
-    + " ".join(f"--{role} {{input.{role}:q}}" for role in AGGREGATE_ROLES)
+    + " ".join(f"--{role} {{input.{role}:q}}" for role in ROLES)
     + " > {log:q} 2>&1"
 )
 
@@ -201,7 +202,7 @@ def aggregate_inputs(contract: Contract, experiment: str, ancient):
 
     def inputs_of(wildcards):
         inputs = contract.aggregate_inputs(experiment, wildcards.get("dataset"))
-        by_role = {role: inputs.get(role, []) for role in AGGREGATE_ROLES}
+        by_role = {role: inputs.get(role, []) for role in ROLES}
         for role in ("runs", "spectra"):
             by_role[role] = ancient(by_role[role])
         logs = [contract.layout.log(path) for path in inputs["runs"]]
@@ -211,14 +212,21 @@ def aggregate_inputs(contract: Contract, experiment: str, ancient):
 
 
 def aggregate_outputs(layout: Layout, experiment: str) -> list[str]:
-    """The tables of an experiment's aggregation (the protocol's: of one dataset)."""
-    if experiment == "protocol":
-        return [layout.protocol_table("{dataset}")]
-    return [layout.table_path(name) for name in AGGREGATE_TABLES[experiment]]
+    """The tables of an experiment's aggregation (of one table per dataset: a pattern of
+    ``{dataset}``)."""
+    entry = EXPERIMENTS[experiment]
+    suffix = "_{dataset}" if entry.per_dataset else ""
+    return [layout.table_path(f"{name}{suffix}") for name in entry.tables]
 
 
 def aggregate_log(layout: Layout, experiment: str) -> str:
-    return layout.aggregate_log("protocol_{dataset}" if experiment == "protocol" else experiment)
+    per_dataset = EXPERIMENTS[experiment].per_dataset
+    return layout.aggregate_log(f"{experiment}_{{dataset}}" if per_dataset else experiment)
+
+
+def aggregations() -> dict[str, str]:
+    """The aggregation rules to define: {experiment: its `--list-rules` line}."""
+    return {entry.name: entry.summary for entry in aggregated()}
 
 
 def describe_rule(rules, name: str, text: str) -> None:
@@ -252,7 +260,7 @@ def memory_requests(jobs, contract: Contract) -> dict[str, dict[str, tuple]]:
         if planned is None or not planned.mem_mb:
             continue
         experiment = planned.labels["experiment"]
-        section = "real" if experiment == "protocol" else experiment  # it trains real's methods
+        section = EXPERIMENTS[experiment].config_section  # the protocol trains real's methods
         key = f"{section}.methods.{planned.spec.method}"
         partition = job.resources.get("slurm_partition") or ""
         requests = by_partition.setdefault(partition, {})

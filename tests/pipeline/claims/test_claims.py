@@ -34,6 +34,7 @@ from whcore.pipeline.claims.levels import ALPHA, MIN_UNITS
 from whcore.pipeline.claims.power import needed_line
 from whcore.pipeline.claims.report import correct_across, write_claims
 from whcore.pipeline.claims.verdicts import cells_verdict
+from whcore.pipeline.experiments import claim_groups
 
 CASES = {"holds": 1.0, "does not hold": -1.0, "noise only": 0.0}
 
@@ -575,7 +576,7 @@ def test_a_refutation_names_the_part_that_refutes_it():
 
 def test_the_headline_counts_after_the_correction_without_identities(tmp_path):
     tables = {**spectrum_tables(0.2), **real_selected(0.1)}
-    claims = evaluate_claims(tables)
+    claims = evaluate_claims(tables, None, claim_groups())
     write_claims(claims, tmp_path / "c.md", tmp_path / "c.json")
     counted = [c for c in claims if not c.nature]
     holds = sum(c.across == HOLDS for c in counted)
@@ -592,7 +593,7 @@ def test_the_headline_counts_after_the_correction_without_identities(tmp_path):
 
 def test_report_quotes_the_paper_and_lists_units(tmp_path):
     tables = {**spectrum_tables(0.2), **real_selected(0.1)}
-    claims = evaluate_claims(tables)
+    claims = evaluate_claims(tables, None, claim_groups())
     write_claims(claims, tmp_path / "c.md", tmp_path / "c.json")
     report = (tmp_path / "c.md").read_text()
     assert "> The standard neural network is unable to learn higher degree frequencies" in report
@@ -696,7 +697,7 @@ def test_predicted_power_matches_the_engine(shape, effects, own_sd, rival_sd, un
 
 def test_a_report_of_one_unit_per_cell_prints_no_nan_and_says_what_it_can_decide(tmp_path):
     tables = real_selected(0.1, units=1)
-    claims = evaluate_claims(tables)
+    claims = evaluate_claims(tables, None, claim_groups())
     settings = {"run_name": "tiny"}
     write_claims(claims, tmp_path / "c.md", tmp_path / "c.json", settings)
     report = (tmp_path / "c.md").read_text()

@@ -25,6 +25,7 @@ from whcore.pipeline.claims.report import correct_across, with_experiment
 from whcore.pipeline.cli import main
 from whcore.pipeline.contract.schema import SCHEMA_PATH
 from whcore.pipeline.contract.validation import load_config
+from whcore.pipeline.experiments import cost_rules, unit_keys
 
 REPO = Path(__file__).resolve().parents[3]
 TINY = REPO / ".test" / "config.yaml"
@@ -199,7 +200,7 @@ JOBS = [
 
 def test_unit_costs_sum_each_experiments_jobs_once_per_job(tmp_path):
     record_jobs(tmp_path, JOBS)
-    costs, fixed = unit_costs(tmp_path, "tiny", {"spectrum": 2, "real": 1})
+    costs, fixed = unit_costs(tmp_path, "tiny", {"spectrum": 2, "real": 1}, cost_rules())
     # A job of two outputs counts once; a job of 2 threads holds 2 cores for its wall time.
     assert costs == {"spectrum": (31 + 10) / 2, "real": 40 + 2 * 10}
     assert fixed == 7 + 1
@@ -207,7 +208,7 @@ def test_unit_costs_sum_each_experiments_jobs_once_per_job(tmp_path):
 
 def test_unit_costs_without_records_name_the_folder_and_the_fix(tmp_path):
     with pytest.raises(ValueError, match=r"\.snakemake/metadata: no finished job.*--costs FILE"):
-        unit_costs(tmp_path, "tiny", {"spectrum": 2})
+        unit_costs(tmp_path, "tiny", {"spectrum": 2}, cost_rules())
 
 
 # --- bad inputs ---------------------------------------------------------------------------------
@@ -303,5 +304,5 @@ def test_the_overlay_makes_a_valid_configuration(pilot, capsys, tmp_path):
 
 def test_every_experiment_s_unit_key_is_in_the_schema():
     schema = yaml.safe_load(SCHEMA_PATH.read_text())["properties"]
-    for section, key in planner.UNIT_KEYS.values():
+    for section, key in unit_keys().values():
         assert key in schema[section]["properties"], (section, key)

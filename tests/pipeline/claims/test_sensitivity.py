@@ -23,6 +23,7 @@ from whcore.pipeline.claims import (
     synthetic_claims,
 )
 from whcore.pipeline.claims.sensitivity import factor_line, first_true, margin_line, share_line
+from whcore.pipeline.experiments import claim_groups
 
 T4 = 2.131847  # the one-sided 95% quantile of t with 4 degrees of freedom
 
@@ -80,7 +81,9 @@ def test_half_has_its_line():
 
 
 def test_final_epochs_has_its_line_in_the_report():
-    line = _line(evaluate_claims(spectrum_tables(0.2)), "spectrum_lower_full_sae")
+    line = _line(
+        evaluate_claims(spectrum_tables(0.2), None, claim_groups()), "spectrum_lower_full_sae"
+    )
     assert line == (
         "judged on the mean of the last 10 epochs, fixed in advance; on the last 5: holds, on "
         "the last 20: holds"

@@ -13,6 +13,7 @@ from test_real_and_ablation_claims import _ablation
 from whcore.pipeline.claims import SKIPPED, evaluate_claims
 from whcore.pipeline.claims import sheet as sheet_module
 from whcore.pipeline.claims.sheet import entries, entry_of, wording
+from whcore.pipeline.experiments import claim_groups
 
 
 def _every_experiment() -> dict:
@@ -29,7 +30,7 @@ def _every_experiment() -> dict:
 
 
 def test_every_claim_says_what_its_entry_says_and_every_entry_is_a_claim():
-    claims = evaluate_claims(_every_experiment(), {"runtime_n": 50, "runtime_c": 5})
+    claims = evaluate_claims(_every_experiment(), {"runtime_n": 50, "runtime_c": 5}, claim_groups())
     used = set()
     for claim in claims:
         key, entry = entry_of(claim.id)

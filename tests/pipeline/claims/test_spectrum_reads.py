@@ -17,6 +17,7 @@ from whcore.pipeline.claims.energy import first_half
 from whcore.pipeline.claims.spectrum_reads import TABLE, read_values
 from whcore.pipeline.claims.spectrum_units import FINAL_EPOCHS, WINDOWS, final_values
 from whcore.pipeline.crate.slim import cut
+from whcore.pipeline.experiments import claim_groups
 
 EPOCHS = 60  # the last 20 epochs, the 10 up to the middle and the curves before: all apart
 COLUMNS = [
@@ -50,7 +51,8 @@ def cut_epochs(tables, tmp_path_factory) -> pd.DataFrame:
 
 def _claims(tables) -> list[str]:
     return [
-        json.dumps(asdict(claim), default=str, sort_keys=True) for claim in evaluate_claims(tables)
+        json.dumps(asdict(claim), default=str, sort_keys=True)
+        for claim in evaluate_claims(tables, None, claim_groups())
     ]
 
 

@@ -3,12 +3,13 @@
 one dataset) on the model selection they share (``records``).
 
 Each experiment's function returns {table name: DataFrame}; the aggregation job
-(``whcore.pipeline.jobs.aggregate``) runs the one its spec names.
+(``whcore.pipeline.jobs.aggregate``) runs the one its experiment's registry entry names
+(``whcore.pipeline.experiments``), and logs the line its ``log_line`` function writes.
 """
 
 from __future__ import annotations
 
-from .proteingym import protocol_tables
+from .proteingym import fold_means, protocol_tables
 from .real import real_tables
 from .records import (
     HYPERPARAMETERS,
@@ -18,6 +19,7 @@ from .records import (
     read_runs,
     run_summaries,
     select_models,
+    selected_divergence,
     summarize,
     variant_names,
 )
@@ -27,6 +29,7 @@ from .synthetic import synthetic_tables
 __all__ = [
     "HYPERPARAMETERS",
     "divergence_report",
+    "fold_means",
     "forward_fill_epochs",
     "parquet_files",
     "protocol_tables",
@@ -34,6 +37,7 @@ __all__ = [
     "real_tables",
     "run_summaries",
     "select_models",
+    "selected_divergence",
     "spectrum_tables",
     "summarize",
     "synthetic_tables",

@@ -40,3 +40,14 @@ def protocol_tables(runs, baseline_runs) -> dict:
     summary = summarize_folds(folds, by=("dataset", "scheme", "method"))
     table = folds.merge(summary, on=["dataset", "scheme", "method"], how="left")
     return {"protocol": table}
+
+
+def fold_means(tables: dict) -> str:
+    """The log lines of the protocol's aggregation: each scheme's and method's Spearman, mean
+    and standard error over its held-out folds."""
+    summary = tables["protocol"].drop_duplicates(["scheme", "method"])
+    return "\n".join(
+        f"{row.scheme} {row.method}: Spearman {row.spearman_mean:.4f} "
+        f"+- {row.spearman_se:.4f} over {row.folds} folds"
+        for row in summary.itertuples()
+    )

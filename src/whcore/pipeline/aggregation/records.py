@@ -229,3 +229,10 @@ def select_networks_and_baselines(runs, baseline_runs, keys: list[str]) -> pd.Da
     if not frames:
         raise ValueError("no run records to aggregate")
     return pd.concat(frames, ignore_index=True)
+
+
+def selected_divergence(tables: dict[str, pd.DataFrame]) -> str:
+    """The log line of an aggregation: ``divergence_report`` of its table of selected models
+    (the one named ``<experiment>_selected``)."""
+    (name,) = [name for name in tables if name.endswith("_selected")]
+    return divergence_report(tables[name])

@@ -5,7 +5,8 @@ Each claim quotes the paper's sentence, states how it is checked here, and gets 
 units, computed the same way at any scale; thresholds are stated and never tuned to results.
 Statistics: units and their paired tests per cell (``claims.cells``), the rules from cells to a
 verdict (``claims.verdicts``), a claim assembled from them (``claims.claim``), power
-(``claims.power``)."""
+(``claims.power``). The engine is handed its groups of claims (``ClaimGroup``, one per
+experiment: ``whcore.pipeline.experiments.claim_groups()``); it lists no experiment."""
 
 from .claim import Claim
 from .dynamics import cross_seed_rise
@@ -14,7 +15,7 @@ from .hashing import hashing_claims
 from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, SKIPPED, UNSURE
 from .power import claim_power, units_needed
 from .real import real_claims
-from .report import evaluate_claims, write_claims
+from .report import IDENTITIES, ClaimGroup, evaluate_claims, write_claims
 from .spectrum import spectrum_claims
 from .spectrum_reads import TABLE as _SPECTRUM_EPOCHS
 from .spectrum_reads import read_values as _spectrum_reads
@@ -34,7 +35,9 @@ __all__ = [
     "MIN_UNITS",
     "SKIPPED",
     "UNSURE",
+    "IDENTITIES",
     "Claim",
+    "ClaimGroup",
     "ablation_claims",
     "claim_power",
     "cross_seed_rise",

@@ -25,9 +25,6 @@ __all__ = ["job_seconds", "unit_costs"]
 
 THREADS = re.compile(r"--threads[ =](\d+)")  # how every rule passes its threads to whcore
 
-# Rules whose jobs belong to an experiment whatever their output path.
-RULE_EXPERIMENTS = {"ablation": "ablation", "baselines": "real"}
-
 
 def threads_of(record: dict) -> int:
     """The threads a recorded job held: its command's ``--threads N``, else 1."""
@@ -55,10 +52,12 @@ def job_seconds(workdir: str | Path) -> list[tuple[str, str, float]]:
     ]
 
 
-def experiment_of(rule: str, output: str, run: str) -> str | None:
-    """The experiment whose units a job's cost grows with; None for a fixed job."""
-    if rule in RULE_EXPERIMENTS:
-        return RULE_EXPERIMENTS[rule]
+def experiment_of(rule: str, output: str, run: str, rules: dict[str, str]) -> str | None:
+    """The experiment whose units a job's cost grows with; None for a fixed job. ``rules``:
+    the rules whose jobs belong to an experiment whatever their output path ({rule:
+    experiment}, ``experiments.cost_rules()``)."""
+    if rule in rules:
+        return rules[rule]
     parts = Path(output).parts
     root = ("results", run)
     if parts[:2] == root and len(parts) > 3 and parts[2] in ("runs", "spectra", "synthetic"):
@@ -67,11 +66,11 @@ def experiment_of(rule: str, output: str, run: str) -> str | None:
 
 
 def unit_costs(
-    workdir: str | Path, run: str, units: dict[str, int]
+    workdir: str | Path, run: str, units: dict[str, int], rules: dict[str, str]
 ) -> tuple[dict[str, float], float]:
     """Core-seconds per unit of each experiment of ``units`` (the run's units of it) and those
-    of the fixed jobs, from the run ``run`` in ``workdir``; an error naming the folder where
-    Snakemake left no records of its jobs."""
+    of the fixed jobs, from the run ``run`` in ``workdir`` (``rules``: as ``experiment_of``
+    reads them); an error naming the folder where Snakemake left no records of its jobs."""
     jobs = job_seconds(workdir)
     if not jobs:
         raise ValueError(
@@ -82,7 +81,7 @@ def unit_costs(
     spent = dict.fromkeys(units, 0.0)
     fixed = 0.0
     for rule, output, seconds in jobs:
-        experiment = experiment_of(rule, output, run)
+        experiment = experiment_of(rule, output, run, rules)
         if experiment in spent:
             spent[experiment] += seconds
         else:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .cells import paired
 from .claim import Claim, combine, paired_claim, skipped
-from .scope import experiment_scope
+from .scope import spectrum_cells
 from .sheet import wording
 from .spectrum_units import (
     FINAL_EPOCHS,
@@ -133,7 +133,7 @@ def regularized_energy_by_degree(final, regularized, names) -> Claim:
     if shown.empty:
         return skipped(cid, quote, source, f"no train size {FIGURE3_SIZE} in this configuration")
     claim = _more_and_less(cid, quote, test, source, shown, regularized, names, "energy_deg{d}")
-    claim.scope = experiment_scope("spectrum", shown.reset_index())
+    claim.scope = spectrum_cells(shown.reset_index())
     return claim
 
 

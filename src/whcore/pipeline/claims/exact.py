@@ -30,7 +30,7 @@ UNIFORM_TEST = {
 }
 
 
-def ablation_claims(tables) -> list[Claim]:
+def ablation_claims(tables, settings=None) -> list[Claim]:
     claims = []
     for name in sorted(t for t in tables if t.startswith("ablation_")):
         claims.append(_ablation_claim(tables[name], name.removeprefix("ablation_")))

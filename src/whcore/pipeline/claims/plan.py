@@ -30,7 +30,6 @@ from .simulation import PLAN_DRAWS, ClaimModel, Outcome, Part, holm_rows, simula
 __all__ = [
     "PLAN_DRAWS",
     "SEARCH_DRAWS",
-    "UNIT_KEYS",
     "config_units",
     "ClaimModel",
     "Part",
@@ -41,13 +40,6 @@ __all__ = [
 ]
 
 SEARCH_DRAWS = 500  # per candidate design of the search (common random numbers: few suffice)
-# Where the workflow reads each experiment's number of units (workflow/schemas/config.schema.yaml)
-UNIT_KEYS = {
-    "spectrum": ("spectrum", "draws"),
-    "synthetic": ("synthetic", "draws"),
-    "real": ("real", "data_seeds"),
-    "ablation": ("ablation", "repeats"),
-}
 FIX = (
     "write it again with this version of whcore: `snakemake --forcerun claims --configfile "
     "<the run's config>` in the run's working folder (or `whcore render <run>.crate.zip`)"
@@ -210,13 +202,14 @@ EFFECTS = (
 )
 
 
-def overlay(units: dict[str, int], run: str) -> dict:
+def overlay(units: dict[str, int], run: str, keys: dict[str, tuple[str, str]]) -> dict:
     """The config overlay of a planned design: each experiment's units under the key the
-    workflow reads (``UNIT_KEYS``), in a run folder of its own."""
+    workflow reads (``keys``: {experiment: (section, key)}, ``experiments.unit_keys()``), in a
+    run folder of its own."""
     layer: dict = {"run_name": f"{run}-planned"}
     for experiment, n in sorted(units.items()):
-        if experiment in UNIT_KEYS:
-            section, key = UNIT_KEYS[experiment]
+        if experiment in keys:
+            section, key = keys[experiment]
             layer.setdefault(section, {})[key] = int(n)
     return layer
 
@@ -332,19 +325,23 @@ def plan(
     return plan_units(shrunk_models, run_units, costs, budget, fixed, min(draws, SEARCH_DRAWS))
 
 
-def config_units(config: dict) -> dict[str, int]:
-    """The units of each experiment a configuration sets (``UNIT_KEYS``)."""
+def config_units(config: dict, keys: dict[str, tuple[str, str]]) -> dict[str, int]:
+    """The units of each experiment a configuration sets under ``keys`` ({experiment:
+    (section, key)}, ``experiments.unit_keys()``)."""
     return {
         e: int(config[section][key])
-        for e, (section, key) in UNIT_KEYS.items()
+        for e, (section, key) in keys.items()
         if key in config.get(section, {})
     }
 
 
-def run_units(config: dict, models: list[ClaimModel]) -> dict[str, int]:
-    """The run's units of each experiment some claim's design rests on."""
+def run_units(
+    config: dict, models: list[ClaimModel], keys: dict[str, tuple[str, str]]
+) -> dict[str, int]:
+    """The run's units of each experiment some claim's design rests on (``keys``: as
+    ``config_units`` reads them)."""
     used = {m.experiment for m in models if m.parts}
-    return {e: n for e, n in config_units(config).items() if e in used}
+    return {e: n for e, n in config_units(config, keys).items() if e in used}
 
 
 def merged(config: dict, layer: dict) -> dict:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +14,9 @@ from scipy.stats import false_discovery_control
 from ...core.io import atomic_path
 from ..runtime.marks import CLAIMS_TITLE
 from .claim import Claim
-from .exact import ablation_claims, entacmaea_claims
 from .hashing import hashing_claims
 from .levels import ALPHA, FAILS, HOLDS, MIN_UNITS, NEARLY_ALL, SKIPPED, UNSURE
-from .real import real_claims
-from .scope import fill_scope
-from .spectrum import spectrum_claims, window_sensitivity
-from .synthetic import synthetic_claims
+from .scope import hashing_scope
 from .verdicts import holm
 
 DESIGN = (
@@ -33,22 +30,40 @@ DESIGN = (
     "epoch validation selects."
 )
 
-# Each group of checks, a function (tables, settings) -> [Claim], after the table that switches
-# it on (its experiment ran): a new claim is one more pair, or one more claim of a group.
-CHECKS = [
-    ("spectrum_selected", spectrum_claims),
-    ("synthetic_selected", synthetic_claims),
-    ("real_selected", real_claims),
-    ("entacmaea_energy", entacmaea_claims),
-]
-# The experiment (config section) whose units each group's claims rest on: the planner
-# (``claims.plan``) adds units to it.
-EXPERIMENTS = {
-    "spectrum_selected": "spectrum",
-    "synthetic_selected": "synthetic",
-    "real_selected": "real",
-    "entacmaea_energy": "entacmaea_energy",
-}
+
+@dataclass(frozen=True)
+class ClaimGroup:
+    """A group of claims as the engine is handed it (``experiments.claim_groups()``): a new
+    claim is one more claim of a group, a new group one more experiment's."""
+
+    experiment: str  # whose units its claims rest on (the planner adds units to it); "" for none
+    check: Callable  # (tables, settings) -> [Claim]
+    table: str | None = None  # the table that switches it on; absent, one line says so
+    prefix: str | None = None  # or the tables it reads, one per dataset; absent, no line
+    scope: Callable | None = None  # (claim, tables) -> the scope of a claim stating none
+    then: Callable | None = None  # (its claims, tables) -> None, run on them once made
+
+    def evaluate(self, tables: dict[str, pd.DataFrame], settings: dict | None) -> list[Claim]:
+        """Its claims on ``tables``, or the line saying its table was not built."""
+        if self.prefix is not None and not any(t.startswith(self.prefix) for t in tables):
+            return []
+        if self.table is not None and self.table not in tables:
+            details = f"table {self.table} not built (experiment off)"
+            claims = [Claim(self.check.__name__, "", "", "", SKIPPED, details=details)]
+        else:
+            claims = self.check(tables, settings)
+            if self.experiment:
+                claims = with_experiment(claims, self.experiment)
+            if self.then is not None:
+                self.then(claims, tables)
+        for claim in claims:
+            if not claim.scope and self.scope is not None:
+                claim.scope = self.scope(claim, tables)
+        return claims
+
+
+# The hashing lemma's identities, checked by simulation: no experiment's, always in the report.
+IDENTITIES = ClaimGroup("", hashing_claims, scope=hashing_scope)
 
 NOT_CHECKABLE = [
     (
@@ -67,39 +82,16 @@ NOT_CHECKABLE = [
 ]
 
 
-def evaluate_claims(tables: dict[str, pd.DataFrame], settings: dict | None = None) -> list[Claim]:
-    """Every claim whose tables are present (the others listed as not evaluated), with the
-    correction over all tested claims in ``across``. ``settings``: the runtime cell
-    (runtime_n, runtime_c) of the speed claim."""
-    ablation = any(t.startswith("ablation_") for t in tables)
-    claims = with_experiment(ablation_claims(tables), "ablation") if ablation else []
-    claims += hashing_claims()
-    for table, check in CHECKS:
-        if table in tables:
-            claims += with_experiment(check(tables, settings), experiment_of(table))
-        else:
-            claims.append(
-                Claim(
-                    check.__name__,
-                    "",
-                    "",
-                    "",
-                    SKIPPED,
-                    details=f"table {table} not built (experiment off)",
-                )
-            )
-    window_sensitivity(claims, tables)
-    fill_scope(claims, tables)
+def evaluate_claims(
+    tables: dict[str, pd.DataFrame], settings: dict | None, groups: list[ClaimGroup]
+) -> list[Claim]:
+    """Every claim of ``groups`` whose tables are present (the others listed as not
+    evaluated), with the correction over all tested claims in ``across``. ``settings``: the
+    runtime cell (runtime_n, runtime_c) of the speed claim."""
+    claims = [claim for group in groups for claim in group.evaluate(tables, settings)]
     correct_across(claims)
     mark_shared_tests(claims)
     return claims
-
-
-def experiment_of(table: str) -> str:
-    """The experiment whose units a claims table's claims rest on: listed, else the table's
-    prefix (``real_summary``: real), as every table of an experiment is named (a claim added by
-    docs' recipe reads a table of its own)."""
-    return EXPERIMENTS.get(table, table.split("_")[0])
 
 
 def with_experiment(claims: list[Claim], experiment: str) -> list[Claim]:

@@ -12,7 +12,7 @@ from .cells import below_threshold, compare_cells, paired
 from .claim import Claim, cells_claim, combine, paired_claim, skipped
 from .levels import FAILS, UNSURE
 from .power import design_part
-from .scope import experiment_scope, members_scope
+from .scope import members_scope, spectrum_cells
 from .sensitivity import margin_line
 from .sheet import wording
 from .spectrum_units import (
@@ -282,7 +282,7 @@ def refuting_only(claim: Claim, final) -> None:
     )
     claim.details += "; EN-S not trained: it can be refuted here, not confirmed"
     claim.scope = members_scope(
-        experiment_scope("spectrum", final.reset_index()),
+        spectrum_cells(final.reset_index()),
         ["HashWH (the largest b)", "the standard network"],
         ["EN-S"],
     )

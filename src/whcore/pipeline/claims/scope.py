@@ -3,23 +3,13 @@ decided on Entacmaea alone, or at n = 25 only, does not read as the paper's whol
 
 The paper's grids (../shared/paper/EXPERIMENTS.md): the spectrum experiment at train sizes
 100-400 over 5 g* draws; the synthetic one at n in {25, 50, 100} and c = 1..8 (24 (n, c) cells,
-3 g* draws each); the real one on 4 datasets at 10 train sizes each (40 cells)."""
+3 g* draws each); the real one on 4 datasets at 10 train sizes each (40 cells). Each
+experiment's claim group takes its scope function (claim, tables) -> scope from here
+(``experiments.EXPERIMENTS``), for the claims that state none of their own."""
 
 from __future__ import annotations
 
 import pandas as pd
-
-PAPER = {
-    "spectrum": "of the paper's train sizes 100-400 and 5 g* draws",
-    "synthetic": "of the paper's 24 (n, c) cells (n = 25, 50, 100; c = 1-8) and 3 g* draws per n",
-    "real": "of the paper's 40 (dataset, train size) cells (4 datasets x 10 sizes)",
-}
-# A claim id's prefix -> the table its experiment's scope is read from.
-TABLES = {
-    "spectrum_": "spectrum_selected",
-    "synthetic_": "synthetic_selected",
-    "real_": "real_selected",
-}
 
 
 def _values(table: pd.DataFrame, column: str) -> str:
@@ -27,24 +17,32 @@ def _values(table: pd.DataFrame, column: str) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def experiment_scope(experiment: str, table: pd.DataFrame) -> str:
-    """The cells an experiment's table holds, out of the paper's."""
-    if experiment == "spectrum":
-        draws = table["dataset"].nunique() if "dataset" in table else 0
-        return (
-            f"train sizes {_values(table, 'train_size')} and {draws} g* draws, {PAPER[experiment]}"
-        )
-    if experiment == "synthetic":
-        cells = table[["n", "c"]].drop_duplicates() if {"n", "c"} <= set(table) else []
-        draws = table["draw"].nunique() if "draw" in table else 0
-        return (
-            f"n = {_values(table, 'n')}, c = {_values(table, 'c')}: {len(cells)} (n, c) cells, "
-            f"{draws} g* draws, {PAPER[experiment]}"
-        )
+def spectrum_cells(table: pd.DataFrame) -> str:
+    """The cells a spectrum table holds, out of the paper's."""
+    draws = table["dataset"].nunique() if "dataset" in table else 0
+    return (
+        f"train sizes {_values(table, 'train_size')} and {draws} g* draws, "
+        "of the paper's train sizes 100-400 and 5 g* draws"
+    )
+
+
+def synthetic_cells(table: pd.DataFrame) -> str:
+    """The cells a synthetic table holds, out of the paper's."""
+    cells = table[["n", "c"]].drop_duplicates() if {"n", "c"} <= set(table) else []
+    draws = table["draw"].nunique() if "draw" in table else 0
+    return (
+        f"n = {_values(table, 'n')}, c = {_values(table, 'c')}: {len(cells)} (n, c) cells, "
+        f"{draws} g* draws, of the paper's 24 (n, c) cells (n = 25, 50, 100; c = 1-8) and 3 g* "
+        "draws per n"
+    )
+
+
+def real_cells(table: pd.DataFrame) -> str:
+    """The cells a real-data table holds, out of the paper's."""
     cells = table[["dataset", "train_size"]].drop_duplicates()
     return (
         f"{_values(table, 'dataset')} at train sizes {_values(table, 'train_size')}: "
-        f"{len(cells)} cells {PAPER[experiment]}"
+        f"{len(cells)} cells of the paper's 40 (dataset, train size) cells (4 datasets x 10 sizes)"
     )
 
 
@@ -57,17 +55,26 @@ def members_scope(scope: str, judged: list[str], missing: list[str]) -> str:
     )
 
 
-def fill_scope(claims, tables: dict[str, pd.DataFrame]) -> None:
-    """Give every claim without a scope of its own its experiment's."""
-    for claim in claims:
-        if claim.scope:
-            continue
-        for prefix, name in TABLES.items():
-            if claim.id.startswith(prefix) and name in tables:
-                claim.scope = experiment_scope(prefix.rstrip("_"), tables[name])
-        if claim.id.startswith("ablation_"):
-            claim.scope = f"{claim.id.rsplit('_', 1)[-1]}: the forests of this run"
-        elif claim.id.startswith("entacmaea_"):
-            claim.scope = "Entacmaea's whole landscape (the paper's Figure 5d)"
-        elif claim.id.startswith("hashing_"):
-            claim.scope = "a simulation of the lemma (n = 20, k in {10, 50}, b in {4, 6, 8})"
+def _table_scope(prefix: str, table: str, cells):
+    def scope(claim, tables) -> str:
+        return cells(tables[table]) if claim.id.startswith(prefix) and table in tables else ""
+
+    return scope
+
+
+# The scopes of the claim groups: (claim, tables) -> the scope of a claim stating none.
+spectrum_scope = _table_scope("spectrum_", "spectrum_selected", spectrum_cells)
+synthetic_scope = _table_scope("synthetic_", "synthetic_selected", synthetic_cells)
+real_scope = _table_scope("real_", "real_selected", real_cells)
+
+
+def ablation_scope(claim, tables) -> str:
+    return f"{claim.id.rsplit('_', 1)[-1]}: the forests of this run"
+
+
+def entacmaea_scope(claim, tables) -> str:
+    return "Entacmaea's whole landscape (the paper's Figure 5d)"
+
+
+def hashing_scope(claim, tables) -> str:
+    return "a simulation of the lemma (n = 20, k in {10, 50}, b in {4, 6, 8})"

@@ -28,7 +28,7 @@ from .sae import (
     standard_full_above_support,
     standard_high_degree_energy,
 )
-from .scope import experiment_scope, members_scope
+from .scope import members_scope, spectrum_cells
 from .sensitivity import FIXED
 from .spectrum_units import (
     FINAL_EPOCHS,
@@ -124,7 +124,7 @@ def name_the_judged(claims, final, judged) -> None:
     missing = [name for name in ("FullWH", "EN-S") if name not in judged]
     if not missing:
         return
-    whole = experiment_scope("spectrum", final.reset_index())
+    whole = spectrum_cells(final.reset_index())
     for claim in claims:
         if claim.id in OVER_REGULARIZED and claim.test:
             claim.scope = members_scope(claim.scope or whole, judged, missing)

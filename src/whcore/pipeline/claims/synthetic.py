@@ -14,7 +14,7 @@ from .cells import compare_cells, paired
 from .claim import Claim, cells_claim, combine, paired_claim, skipped
 from .levels import HOLDS, NEARLY_ALL
 from .power import design_part
-from .scope import experiment_scope
+from .scope import synthetic_cells
 from .sensitivity import FIXED, first_true, nearly_all_line, share_line
 from .sheet import wording
 from .spectrum_units import hashwh_variants_by_b
@@ -267,7 +267,7 @@ def time_and_accuracy(time_part, r2_part, parts, selected, timed) -> Claim:
     (units: g* draws), each part's units named and the times' scope stated."""
     claim = combine(time_part, r2_part, parts)
     claim.units = f"times: {time_part.units}; test R^2: {r2_part.units}"
-    claim.scope = f"{experiment_scope('synthetic', selected)}; {timed_scope(timed['draw'])}"
+    claim.scope = f"{synthetic_cells(selected)}; {timed_scope(timed['draw'])}"
     return claim
 
 

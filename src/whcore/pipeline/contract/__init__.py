@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 
+from ..experiments import own_data_only
 from ..jobs import KINDS
 from .analyses import add_analyses
-from .base import Job, Plan, own_data_only
+from .base import Job, Plan
 from .real import add_epistasis, add_own_data, add_real
 from .reports import add_reports, aggregate_inputs
 from .synthetic import add_spectrum, add_synthetic

@@ -6,24 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ...core.footprint import job_memory_mb, step_rows
+from ..experiments import EXPERIMENTS, own_data_only
 from ..jobs import JobSpec
 from ..jobs.train import TrainSpec
 from ..runtime.canonical import canonical
 from ..runtime.layout import Layout
-from .config import curve_datasets, leaderboard_datasets, own_datasets, protocol_datasets
 
-__all__ = ["Job", "Plan", "own_data_only"]
+__all__ = ["Job", "Plan"]
 
 
-def own_data_only(config: dict) -> bool:
-    """Whether a validated config's datasets are all the user's own (no experiment but the
-    real one, every real dataset given by file or url): its report compares the methods on
-    them instead of checking the paper's claims."""
-    others = ("spectrum", "synthetic", "ablation", "entacmaea_energy")
-    if not config["real"]["enabled"] or any(config[e]["enabled"] for e in others):
-        return False
-    datasets = set(config["real"].get("datasets", {}))  # a disabled section may omit them
-    return bool(datasets) and datasets == set(own_datasets(config))
+def _per_dataset(table: str):
+    """The experiment of one ``table`` per dataset (``<table>_<dataset>``), or None."""
+    for entry in EXPERIMENTS.values():
+        if entry.per_dataset and table in (*entry.tables, *entry.claim_tables):
+            return entry
+    return None
 
 
 @dataclass(frozen=True)
@@ -86,13 +83,8 @@ class Plan:
         )
 
     def enabled(self, experiment: str) -> bool:
-        if experiment == "protocol":  # part of the real experiment, for the datasets asking
-            return bool(protocol_datasets(self.config))
-        if experiment == "leaderboard":  # the leaderboard mode, for the datasets asking
-            return bool(leaderboard_datasets(self.config))
-        if experiment == "real":  # its curve's tables and figures: none without a curve
-            return self.config["real"]["enabled"] and bool(curve_datasets(self.config))
-        return self.config[experiment]["enabled"]
+        """Whether this config runs ``experiment`` (its registry entry's ``runs``)."""
+        return EXPERIMENTS[experiment].runs(self.config)
 
     def own_data_only(self) -> bool:
         return own_data_only(self.config)
@@ -166,17 +158,15 @@ class Plan:
         }
 
     def tables(self, names) -> list[str]:
-        """The paths of tables by name ("ablation", "protocol": one per dataset)."""
+        """The paths of tables by name (an experiment's of one table per dataset: one each,
+        ``<name>_<dataset>``)."""
         paths = []
         for name in names:
-            if name == "ablation":
-                datasets = self.config["ablation"]["datasets"]
-                paths += [self.layout.table_path(f"ablation_{d}") for d in datasets]
-            elif name == "protocol":
-                paths += [self.layout.protocol_table(d) for d in protocol_datasets(self.config)]
-            elif name == "leaderboard":
-                names = leaderboard_datasets(self.config)
-                paths += [self.layout.table_path(f"leaderboard_{d}") for d in names]
+            entry = _per_dataset(name)
+            if entry is not None:
+                paths += [
+                    self.layout.table_path(f"{name}_{d}") for d in entry.datasets(self.config)
+                ]
             else:
                 paths.append(self.layout.table_path(name))
         return paths

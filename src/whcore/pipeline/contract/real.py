@@ -9,6 +9,12 @@ from ...data.datasets import REGISTRY
 from ...data.folds import FOLDS
 from ...data.own_data import raw_file_name
 from ..analyses.grids import training_groups
+from ..experiments.datasets import (
+    curve_datasets,
+    leaderboard_datasets,
+    own_datasets,
+    protocol_datasets,
+)
 from ..jobs.baselines import BaselinesSpec
 from ..jobs.binarize_own import BinarizeOwnSpec
 from ..jobs.download_own import DownloadOwnSpec
@@ -18,14 +24,7 @@ from ..jobs.leaderboard import LeaderboardSpec, network_settings
 from ..jobs.train import training_defaults
 from ..runtime.layout import Layout
 from .base import Plan
-from .config import (
-    curve_datasets,
-    dataset_settings,
-    epistasis_datasets,
-    leaderboard_datasets,
-    own_datasets,
-    protocol_datasets,
-)
+from .config import dataset_settings, epistasis_datasets
 
 __all__ = ["add_epistasis", "add_real", "add_own_data"]
 

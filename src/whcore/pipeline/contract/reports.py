@@ -3,51 +3,41 @@ the figures of the figure registry and the claims report."""
 
 from __future__ import annotations
 
+from ..experiments import EXPERIMENTS, aggregated, experiment_of_table
 from ..figures.registry import FIGURES
-from ..jobs.aggregate import TABLES, AggregateSpec
+from ..jobs.aggregate import AggregateSpec
 from ..jobs.claims import ClaimsSpec
 from ..jobs.figure import FigureSpec
 from .base import Plan
-from .config import protocol_datasets
 
-__all__ = ["CLAIM_TABLES", "EXPERIMENT_OF_TABLES", "add_reports", "aggregate_inputs"]
-
-# The tables the claims are checked against ("ablation": one table per ablation dataset).
-CLAIM_TABLES = {
-    "spectrum": ("spectrum_selected", "spectrum_epochs"),
-    "synthetic": ("synthetic_selected", "synthetic_runs"),
-    "real": ("real_selected",),
-    "protocol": ("protocol",),
-    "leaderboard": ("leaderboard",),
-    "ablation": ("ablation",),
-    "entacmaea_energy": ("entacmaea_energy",),
-}
-# The experiment writing each table: a figure is drawn where the experiments of its tables run.
-EXPERIMENT_OF_TABLES = {
-    name: experiment
-    for tables in (TABLES, CLAIM_TABLES)
-    for experiment, names in tables.items()
-    for name in names
-}
+__all__ = ["add_reports", "aggregate_inputs"]
 
 
 def aggregate_inputs(plan: Plan, experiment: str, dataset: str | None = None) -> dict:
-    """An aggregation's input files by role (the `whcore aggregate` options); the
-    protocol's are those of one dataset."""
+    """An aggregation's input files by role (the `whcore aggregate` options: its training
+    records and its registry entry's roles); an experiment of one table per dataset reads
+    those of ``dataset``."""
     labels = {"experiment": experiment}
-    if experiment == "protocol":
+    if dataset is not None:
         labels["dataset"] = dataset
     inputs = {"runs": plan.outputs("train", **labels)}
-    if experiment == "spectrum":
-        inputs["spectra"] = sorted(
+    for role in EXPERIMENTS[experiment].roles:
+        inputs[role] = _role_inputs(plan, role, labels)
+    return inputs
+
+
+def _role_inputs(plan: Plan, role: str, labels: dict) -> list[str]:
+    """The files of one role beyond the training records: the spectra its training jobs
+    write, the g* targets, the baselines' records."""
+    if role == "spectra":
+        return sorted(
             job.spec.outputs["spectra"]
             for job in plan.jobs.values()
             if job.kind == "train" and "spectra" in job.spec.outputs
         )
-        inputs["targets"] = plan.outputs("target", experiment="spectrum")
-    if experiment in ("real", "protocol"):
-        inputs["baselines"] = plan.outputs("baselines", **labels)
-    return inputs
+    if role == "targets":
+        return plan.outputs("target", experiment=labels["experiment"])
+    return plan.outputs("baselines", **labels)
 
 
 def figure_settings(config: dict) -> dict:
@@ -66,35 +56,35 @@ def figure_settings(config: dict) -> dict:
 def _add_aggregation(plan: Plan, experiment: str, dataset: str | None = None) -> None:
     inputs = aggregate_inputs(plan, experiment, dataset)
     inputs = tuple(path for paths in inputs.values() for path in paths)
-    if dataset is not None:  # the protocol: one table per dataset
-        path = plan.layout.protocol_table(dataset)
-        spec = {"experiment": experiment, "dataset": dataset, "outputs": {"protocol": path}}
-        labels = {"experiment": experiment, "dataset": dataset}
-        plan.add(path, AggregateSpec, spec, inputs, labels)
-        return
-    names = TABLES[experiment]
-    spec = {"experiment": experiment, "outputs": dict(zip(names, plan.tables(names)))}
-    if experiment == "spectrum":
-        spec["figure_train_size"] = plan.config["spectrum"]["figure_train_size"]
-    path = plan.layout.table_path(names[0])
-    plan.add(path, AggregateSpec, spec, inputs, {"experiment": experiment})
+    entry = EXPERIMENTS[experiment]
+    spec = {"experiment": experiment}
+    spec.update({key: plan.config[entry.config_section][key] for key in entry.settings})
+    labels = {"experiment": experiment}
+    if dataset is not None:  # one table per dataset
+        (name,) = entry.tables
+        spec["dataset"] = labels["dataset"] = dataset
+        spec["outputs"] = {name: plan.layout.table_path(f"{name}_{dataset}")}
+    else:
+        spec["outputs"] = dict(zip(entry.tables, plan.tables(entry.tables)))
+    path = next(iter(spec["outputs"].values()))
+    plan.add(path, AggregateSpec, spec, inputs, labels)
 
 
 def add_reports(plan: Plan) -> None:
-    for name in protocol_datasets(plan.config):
-        _add_aggregation(plan, "protocol", name)
-    for experiment in TABLES:
-        if experiment != "protocol" and plan.enabled(experiment):
-            _add_aggregation(plan, experiment)
+    for entry in sorted(aggregated(), key=lambda e: not e.per_dataset):  # per dataset first
+        for dataset in entry.datasets(plan.config):
+            _add_aggregation(plan, entry.name, dataset)
+        if not entry.per_dataset and plan.enabled(entry.name):
+            _add_aggregation(plan, entry.name)
     settings = figure_settings(plan.config)
     for figure_id, figure in FIGURES.items():
-        if not all(plan.enabled(EXPERIMENT_OF_TABLES[name]) for name in figure.tables):
+        if not all(plan.enabled(experiment_of_table(name)) for name in figure.tables):
             continue
         stem = plan.layout.figure_stem(figure_id)
         spec = {"figure": figure_id, "settings": settings, "outputs": {"stem": stem}}
         tables = tuple(plan.tables(figure.tables))
         plan.add(f"{stem}.pdf", FigureSpec, spec, tables, {"figure": figure_id})
-    names = [n for e, names in CLAIM_TABLES.items() if plan.enabled(e) for n in names]
+    names = [n for e in EXPERIMENTS.values() if plan.enabled(e.name) for n in e.claim_tables]
     outputs = {
         "md": plan.layout.claims_md,
         "json": plan.layout.claims_json,

@@ -16,15 +16,10 @@ from ...data.datasets import REGISTRY
 from ...data.folds import SCHEMES
 from ...data.own_data import SOURCE_KEYS
 from ..analyses.grids import training_groups
+from ..experiments.datasets import curve_datasets, own_datasets
 from ..jobs.train import training_defaults
 from ..runtime.yaml_files import read_yaml
-from .config import (
-    ConfigError,
-    curve_datasets,
-    dataset_settings,
-    epistasis_datasets,
-    own_datasets,
-)
+from .config import ConfigError, dataset_settings, epistasis_datasets
 
 __all__ = ["check_config", "load_config", "memory_limit_bytes", "validate_config"]
 

@@ -1,28 +1,15 @@
 """The aggregate job: an experiment's tidy tables from its run records (model selection on
-validation); ``TABLES`` is the one list of the tables each experiment's aggregation writes."""
+validation); the tables each experiment's aggregation writes are its registry entry's
+(``experiments.EXPERIMENTS``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..experiments import EXPERIMENTS, ROLES, aggregated, resolve
 from .spec import JobSpec, SpecError, optional
 
-__all__ = ["TABLES", "AggregateSpec"]
-
-# The tables each experiment's aggregation writes.
-TABLES = {
-    "spectrum": ("spectrum_selected", "spectrum_epochs", "spectrum_heatmap"),
-    "synthetic": ("synthetic_selected", "synthetic_summary", "synthetic_curves", "synthetic_runs"),
-    "real": ("real_selected", "real_summary"),
-    "protocol": ("protocol",),  # one per dataset under ProteinGym's protocol
-}
-# The file options of `whcore aggregate`, by the role of the files in an aggregation.
-ROLES = {
-    "runs": "network run records (Parquet)",
-    "spectra": "spectrum experiment: spectra files",
-    "targets": "spectrum experiment: the g* files",
-    "baselines": "real data: baseline records",
-}
+__all__ = ["AggregateSpec"]
 
 
 @dataclass(frozen=True)
@@ -36,20 +23,25 @@ class AggregateSpec(JobSpec):
     experiment: str
     outputs: dict
     figure_train_size: int | None = optional(None)  # the spectrum experiment's
-    dataset: str | None = optional(None)  # the protocol's: one aggregation per dataset
+    dataset: str | None = optional(None)  # one aggregation per dataset (the protocol's)
 
     def check(self, source: str) -> None:
-        if self.experiment not in TABLES:
+        names = [e.name for e in aggregated()]
+        if self.experiment not in names:
             raise SpecError(
-                f"{source}: field experiment: {self.experiment!r} is not one of {', '.join(TABLES)}"
+                f"{source}: field experiment: {self.experiment!r} is not one of {', '.join(names)}"
             )
-        if (self.experiment == "protocol") != (self.dataset is not None):
-            raise SpecError(f"{source}: field dataset: given for (and only for) protocol")
-        tables = TABLES[self.experiment]
-        if sorted(self.outputs) != sorted(tables):
-            raise SpecError(f"{source}: field outputs must name {', '.join(tables)}")
-        if self.experiment == "spectrum" and self.figure_train_size is None:
-            raise SpecError(f"{source}: field figure_train_size: missing (spectrum)")
+        experiment = EXPERIMENTS[self.experiment]
+        if bool(experiment.per_dataset) != (self.dataset is not None):
+            raise SpecError(
+                f"{source}: field dataset: given for (and only for) an experiment of one table "
+                f"per dataset ({', '.join(e.name for e in aggregated() if e.per_dataset)})"
+            )
+        if sorted(self.outputs) != sorted(experiment.tables):
+            raise SpecError(f"{source}: field outputs must name {', '.join(experiment.tables)}")
+        for key in experiment.settings:
+            if getattr(self, key) is None:
+                raise SpecError(f"{source}: field {key}: missing ({self.experiment})")
 
     def command_inputs(self, inputs, plan) -> dict[str, list[str]]:
         roles = plan.aggregate_inputs(self.experiment, self.dataset)
@@ -62,33 +54,19 @@ class AggregateSpec(JobSpec):
 
     def tables(self, runs=(), spectra=(), targets=(), baselines=()) -> dict:
         """This aggregation's tables ({name: frame}, the names its outputs give)."""
-        from .. import aggregation
-
-        if self.experiment == "spectrum":
-            return aggregation.spectrum_tables(runs, spectra, targets, self.figure_train_size)
-        if self.experiment == "synthetic":
-            return aggregation.synthetic_tables(runs)
-        if self.experiment == "protocol":
-            return aggregation.protocol_tables(runs, baselines)
-        return aggregation.real_tables(runs, baselines)
+        experiment = EXPERIMENTS[self.experiment]
+        inputs = {"runs": runs, "spectra": spectra, "targets": targets, "baselines": baselines}
+        settings = {key: getattr(self, key) for key in experiment.settings}
+        return experiment.aggregate(inputs, settings)
 
     def run(self, args, outputs) -> None:
-        from ..aggregation import divergence_report
         from ..runtime.provenance import provenance
 
         tables = self.tables(*(getattr(args, role) for role in ROLES))
         for role, frame in tables.items():
             path = outputs.table(role, frame, provenance=provenance())
             print(f"wrote {path}: {len(frame)} rows")
-        if self.experiment == "protocol":
-            summary = tables["protocol"].drop_duplicates(["scheme", "method"])
-            for row in summary.itertuples():
-                print(
-                    f"{row.scheme} {row.method}: Spearman {row.spearman_mean:.4f} "
-                    f"+- {row.spearman_se:.4f} over {row.folds} folds"
-                )
-            return
-        print(divergence_report(tables[f"{self.experiment}_selected"]))
+        print(resolve(EXPERIMENTS[self.experiment].log_line)(tables))
 
 
 Spec = AggregateSpec

@@ -38,8 +38,9 @@ class ClaimsSpec(JobSpec):
 
     def _check_claims(self, tables: dict, outputs) -> None:
         from ..claims import evaluate_claims, write_claims
+        from ..experiments import claim_groups
 
-        claims = evaluate_claims(tables, self.settings)
+        claims = evaluate_claims(tables, self.settings, claim_groups())
         with outputs.file(self.outputs["md"]) as md, outputs.file(self.outputs["json"]) as js:
             write_claims(claims, md, js, self.settings)
         for claim in claims:
