@@ -67,7 +67,9 @@ class Experiment:
     roles: tuple[str, ...] = ()
     settings: tuple[str, ...] = ()
     summary: str = ""
-    log_line: str | Callable = "aggregation:selected_divergence"  # (tables) -> the aggregation's log line
+    log_line: str | Callable = (
+        "aggregation:selected_divergence"  # (tables) -> the aggregation's log line
+    )
     # Its tables are one per dataset (``<table>_<dataset>``): the datasets of a config.
     per_dataset: Callable[[dict], list[str]] | None = None
     # Its claims: the tables the claims job reads, the group's "module:function" (tables,
