@@ -94,7 +94,8 @@ def spectrum_comparisons(tables, last: int = FINAL_EPOCHS) -> list[Claim]:
 def window_sensitivity(claims: list[Claim], tables) -> None:
     """FINAL_EPOCHS decides every comparison at the end of training: add to each the verdicts
     it gets on half and on twice as many last epochs. Two more evaluations of the comparisons,
-    so the report adds it once (``evaluate_claims``), not every caller of the comparisons."""
+    so the report adds it once (the spectrum group's ``then``, ``experiments.EXPERIMENTS``), not
+    every caller of the comparisons."""
     if "spectrum_selected" not in tables:
         return
     windows = WINDOWS
