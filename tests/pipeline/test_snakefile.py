@@ -147,7 +147,7 @@ def test_aggregate_inputs_mark_folders_ancient_and_add_the_training_logs(started
 def test_aggregate_outputs_and_logs(started):
     begun, _ = started
     layout = begun.layout
-    assert aggregate_outputs(layout, "protocol") == [layout.protocol_table("{dataset}")]
+    assert aggregate_outputs(layout, "protocol") == [layout.table_path("protocol_{dataset}")]
     assert all(path.startswith(layout.root) for path in aggregate_outputs(layout, "real"))
     assert aggregate_log(layout, "protocol") == layout.aggregate_log("protocol_{dataset}")
     assert aggregate_log(layout, "real") == layout.aggregate_log("real")

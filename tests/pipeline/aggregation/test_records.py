@@ -96,3 +96,30 @@ def test_b_is_a_nullable_integer_column():
     assert str(typed["b"].dtype) == "Int64" and typed["b"].tolist()[0] == 7
     assert typed["b"].isna().tolist() == [False, True]
     assert str(with_variants(records[["method"]], split_b=False)["b"].dtype) == "Int64"
+
+
+def test_an_aggregations_log_line_is_its_experiments():
+    """The aggregation job logs the line its experiment's entry names: the selections'
+    divergence, or the protocol's Spearman mean per scheme and method over its folds."""
+    from whcore.pipeline.aggregation import fold_means, selected_divergence
+    from whcore.pipeline.experiments import EXPERIMENTS, resolve
+
+    selected = pd.DataFrame({"n_diverged_configs": [2, 0], "diverged": [False, True]})
+    selected["variant"] = ["standard", "hashwh"]
+    line = resolve(EXPERIMENTS["real"].log_line)({"real_selected": selected, "real_summary": None})
+    assert line.startswith("diverged: 2 trained model(s)") and "1 of 2 selections" in line
+    protocol = pd.DataFrame(
+        {
+            "scheme": ["random", "random", "modulo"],
+            "method": ["ridge", "ridge", "ridge"],
+            "spearman_mean": [0.51234, 0.51234, 0.3],
+            "spearman_se": [0.01, 0.01, 0.02],
+            "folds": [5, 5, 5],
+        }
+    )
+    assert resolve(EXPERIMENTS["protocol"].log_line) is fold_means
+    assert resolve(EXPERIMENTS["spectrum"].log_line) is selected_divergence
+    assert fold_means({"protocol": protocol}).splitlines() == [
+        "random ridge: Spearman 0.5123 +- 0.0100 over 5 folds",
+        "modulo ridge: Spearman 0.3000 +- 0.0200 over 5 folds",
+    ]

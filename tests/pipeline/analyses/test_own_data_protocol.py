@@ -216,7 +216,7 @@ def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
     ]
     (data,) = [j for j in contract.jobs.values() if j.kind == "binarize_own"]
     assert data.spec.source["folds"] == ["fold_random_5", "fold_modulo_5"]
-    table = contract.layout.protocol_table("mine")
+    table = contract.layout.table_path("protocol_mine")
     aggregate = contract.job(table)
     assert sorted(aggregate.inputs) == sorted(train + baselines)
     assert table in contract.targets() and "protocol_spearman" in contract.figures()
@@ -398,7 +398,7 @@ def test_the_protocol_alone_plans_no_curve_and_its_report_reads_only_the_protoco
         if j.kind in ("epistasis", "aggregate") and "real" in str(j.spec.to_dict())
     ]
     (claims,) = [j for j in contract.jobs.values() if j.kind == "claims"]
-    assert list(claims.inputs) == [contract.layout.protocol_table("mine")]
+    assert list(claims.inputs) == [contract.layout.table_path("protocol_mine")]
     assert "protocol_spearman" in contract.figures() and "fig5a_real_r2" not in contract.figures()
 
 

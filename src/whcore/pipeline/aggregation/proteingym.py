@@ -16,7 +16,7 @@ import numpy as np
 from ..analyses.proteingym import summarize_folds
 from .records import select_networks_and_baselines
 
-__all__ = ["FOLD_KEYS", "protocol_tables"]
+__all__ = ["FOLD_KEYS", "fold_means", "protocol_tables"]
 
 FOLD_KEYS = ["dataset", "scheme", "method", "fold", "train_size", "val_size", "test_size"]
 _SCORES = {"test_spearman": "spearman", "test_mse": "mse", "test_r2": "r2"}

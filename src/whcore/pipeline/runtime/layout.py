@@ -101,10 +101,6 @@ class Layout:
     def aggregate_log(self, experiment: str) -> str:
         return f"{self.logs}/aggregate/{experiment}.log"
 
-    def protocol_table(self, dataset: str) -> str:
-        """The table of ProteinGym's protocol on ``dataset`` (a pattern for ``{dataset}``)."""
-        return self.table_path(f"protocol_{dataset}")
-
     @staticmethod
     def data(dataset: str) -> str:
         return Layout.DATA.format(dataset=dataset)
