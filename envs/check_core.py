@@ -5,7 +5,9 @@
    the training loop's records are a DataFrame);
 2. ``whcore`` is the installed build, not this checkout's ``src/``;
 3. the README's library example ("Use HashWH in your own training loop") runs as written;
-4. ``whcore.train`` runs and returns its records.
+4. ``whcore.train`` runs and returns its records;
+5. the package data is installed as files: the claims' sheet, and the config schema equal to
+   the checkout's ``workflow/schemas/config.schema.yaml`` (in the checkout a link to it).
 
 Standard library only (the venv has no ``packaging``). Usage: python envs/check_core.py
 """
@@ -45,6 +47,26 @@ def readme_example(readme: Path) -> str:
     return re.findall(r"```python\n(.*?)```", text[start : end if end > 0 else None], re.DOTALL)[0]
 
 
+# The package data (pyproject.toml) -> the checkout's file it must equal, if any.
+PACKAGE_DATA = {
+    "whcore/pipeline/claims/sheet.toml": "src/whcore/pipeline/claims/sheet.toml",
+    "whcore/pipeline/contract/config.schema.yaml": "workflow/schemas/config.schema.yaml",
+}
+
+
+def package_data_failures() -> list[str]:
+    """What of the package data the install lacks, holds as a link, or holds changed."""
+    installed = {str(file): file for file in importlib.metadata.files("whcore") or []}
+    failures = []
+    for name, source in PACKAGE_DATA.items():
+        path = Path(installed[name].locate()) if name in installed else None
+        if path is None or path.is_symlink() or not path.is_file():
+            failures.append(f"the install lacks the package data {name} as a file")
+        elif path.read_bytes() != (REPO / source).read_bytes():
+            failures.append(f"the installed {name} differs from the checkout's {source}")
+    return failures
+
+
 def main() -> int:
     failures = []
     installed = []
@@ -60,6 +82,8 @@ def main() -> int:
 
     if Path(whcore.__file__).resolve().is_relative_to(REPO / "src"):
         failures.append(f"whcore comes from the checkout ({whcore.__file__}), not the install")
+
+    failures += package_data_failures()
 
     import torch
 
@@ -86,8 +110,8 @@ def main() -> int:
     if not failures:
         print(
             f"ok   core install: whcore {whcore.__version__} from {Path(whcore.__file__).parent}, "
-            f"torch {importlib.metadata.version('torch')}, no extra's package; the README's "
-            f"example (loss {loss:.3f}) and whcore.train ran"
+            f"torch {importlib.metadata.version('torch')}, no extra's package, its package data; "
+            f"the README's example (loss {loss:.3f}) and whcore.train ran"
         )
     return 1 if failures else 0
 

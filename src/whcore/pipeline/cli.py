@@ -140,7 +140,7 @@ def _cmd_macros(args) -> None:
 
 
 def _add_bundle_commands(sub) -> None:
-    from .contract.schema import SCHEMA_PATH
+    from .contract.schema import add_schema_option
 
     p = sub.add_parser(
         "bundle",
@@ -151,9 +151,7 @@ def _add_bundle_commands(sub) -> None:
         "--configfile",
         help="the configuration that made the run (default: the one its configuration.json names)",
     )
-    p.add_argument(
-        "--schema", default=str(SCHEMA_PATH), help="the workflow's config schema (this checkout's)"
-    )
+    add_schema_option(p)
     p.add_argument(
         "--out",
         help="where the crate goes (default: results/<run>/<run>.crate.zip, with --slim "

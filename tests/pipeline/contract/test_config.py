@@ -7,6 +7,7 @@ import yaml
 
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
+from whcore.pipeline import contract
 from whcore.pipeline.analyses.families import BASELINES
 from whcore.pipeline.contract.config import ConfigError
 from whcore.pipeline.contract.schema import SCHEMA_PATH, render
@@ -283,6 +284,15 @@ def test_the_schema_on_disk_is_generated_from_the_registries():
     assert defs["methods"]["propertyNames"]["enum"] == list(METHOD_INFO)
     assert defs["baselines"]["propertyNames"]["enum"] == list(BASELINES)
     assert defs["paper_dataset"]["enum"] == list(REGISTRY)
+
+
+def test_the_package_ships_the_workflows_schema():
+    """The schema the commands read is the package's (package data, so an installed whcore has
+    it), and in a checkout it is the workflow's own file, which Snakemake validates against
+    (a link: one file, two places; a wheel holds its copy: envs/check_core.py)."""
+    workflow = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+    assert SCHEMA_PATH.parent == Path(contract.__file__).parent
+    assert SCHEMA_PATH.is_symlink() and SCHEMA_PATH.resolve() == workflow
 
 
 def test_a_config_that_is_a_yte_template_is_refused_in_one_line(tmp_path):

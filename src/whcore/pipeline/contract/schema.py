@@ -3,7 +3,10 @@
 ``workflow/schemas/config.schema.yaml`` is the schema in force, as a reader sees it: the
 definitions that follow from the registries (the network methods and their grids, the baseline
 families and theirs, the training precisions, the paper's datasets) are generated into it
-between two marker lines, and a test checks that they are current. After changing a registry::
+between two marker lines, and a test checks that they are current. The package ships it as
+``whcore/pipeline/contract/config.schema.yaml`` (in a checkout, a link to the workflow's file;
+in a wheel, its copy), so that an installed ``whcore spec``, ``stale`` and ``plan`` validate a
+config against the schema of their own version. After changing a registry::
 
     python -m whcore.pipeline.contract.schema          # rewrite the generated part
     python -m whcore.pipeline.contract.schema --check  # exit 1 if it is out of date
@@ -23,7 +26,7 @@ from ..analyses.families import BASELINES
 
 __all__ = ["SCHEMA_PATH", "add_schema_option", "contract_of", "registry_definitions", "render"]
 
-SCHEMA_PATH = Path(__file__).resolve().parents[4] / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")  # package data (pyproject.toml)
 BEGIN = "  # --- generated from the registries (python -m whcore.pipeline.contract.schema); do not edit ---"
 END = "  # --- end of the generated definitions ---"
 
@@ -33,7 +36,7 @@ def add_schema_option(parser) -> None:
     parser.add_argument(
         "--schema",
         default=str(SCHEMA_PATH),
-        help="the workflow's config schema (default: this checkout's)",
+        help="the workflow's config schema (default: the one this whcore ships)",
     )
 
 
@@ -43,8 +46,8 @@ def contract_of(args):
 
     if not Path(args.schema).is_file():
         raise ValueError(
-            f"--schema {args.schema}: no such file; pass the checkout's "
-            "workflow/schemas/config.schema.yaml"
+            f"--schema {args.schema}: no such file; leave --schema out (the schema this whcore "
+            "ships) or pass a checkout's workflow/schemas/config.schema.yaml"
         )
     return load_contract(args.config, str(args.schema))
 

@@ -54,7 +54,7 @@ JOBS = "jobs.json"  # in the crate: every job of the plan (kind, spec, inputs, o
 CONFIG = "config.yaml"  # in the crate: the configuration file the run was made by
 INSTALLED = "environment/installed.txt"  # the installed distributions, name==version
 LOCK = "envs/linux-cpu.lock"  # the tested set of the checkout (a path of the checkout)
-CHECKOUT = SCHEMA_PATH.parents[2]
+CHECKOUT = Path(__file__).resolve().parents[4]  # the checkout whose workflow made the run
 # The main workflow (the catalog's place), the folders of its code, and the checkout's top-level
 # Snakefile that includes it (the README's `--snakefile <checkout>/Snakefile`).
 WORKFLOW_FILES = ("workflow/Snakefile", "workflow/rules", "workflow/schemas", "Snakefile")
