@@ -125,7 +125,7 @@ def test_no_own_dataset_matches_when_the_real_experiment_is_off(started):
     begun, _ = started
     assert begun.wildcards.own_datasets == "(?!)"
     off = Wildcards.of(changed("real.enabled", "false"), begun.contract)
-    assert off.own_datasets == "(?!)" and off.protocol_datasets == "(?!)"
+    assert off.own_datasets == "(?!)" and off.proteingym_datasets == "(?!)"
 
 
 def test_raw_file_and_retries():
@@ -147,9 +147,9 @@ def test_aggregate_inputs_mark_folders_ancient_and_add_the_training_logs(started
 def test_aggregate_outputs_and_logs(started):
     begun, _ = started
     layout = begun.layout
-    assert aggregate_outputs(layout, "protocol") == [layout.table_path("protocol_{dataset}")]
+    assert aggregate_outputs(layout, "proteingym") == [layout.table_path("proteingym_{dataset}")]
     assert all(path.startswith(layout.root) for path in aggregate_outputs(layout, "real"))
-    assert aggregate_log(layout, "protocol") == layout.aggregate_log("protocol_{dataset}")
+    assert aggregate_log(layout, "proteingym") == layout.aggregate_log("proteingym_{dataset}")
     assert aggregate_log(layout, "real") == layout.aggregate_log("real")
     assert all(f"--{role} {{input.{role}:q}}" in AGGREGATE_SHELL for role in ROLES)
 

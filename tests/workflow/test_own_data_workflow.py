@@ -108,8 +108,8 @@ def test_readme_configuration_runs_proteingyms_protocol_on_the_files_folds(tmp_p
     print(f"workflow: {time.perf_counter() - start:.0f}s")
 
     root = tmp_path / "results" / config["run_name"]
-    assert (root / "figures" / "protocol_spearman.png").stat().st_size > 0
-    protocol = pd.read_parquet(root / "tables" / f"protocol_{name}.parquet")
+    assert (root / "figures" / "proteingym_spearman.png").stat().st_size > 0
+    protocol = pd.read_parquet(root / "tables" / f"proteingym_{name}.parquet")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         summary = ["scheme", "method", "spearman_mean", "spearman_se", "mse_mean", "r2_mean"]
         print(protocol.drop_duplicates(["scheme", "method"])[[*summary, "folds"]])
@@ -135,5 +135,5 @@ def test_the_own_data_test_case_runs_where_its_table_is(tmp_path, snakemake):
     snakemake("--cores", "2", "--configfile", str(case / "config.yaml"), workdir=tmp_path)
     root = tmp_path / "results" / "own_data"
     assert "not evaluated" not in (root / "claims.md").read_text()
-    for figure in ("epistasis_my_dms", "protocol_spearman", "fig5a_real_r2"):
+    for figure in ("epistasis_my_dms", "proteingym_spearman", "fig5a_real_r2"):
         assert (root / "figures" / f"{figure}.png").stat().st_size > 0, figure

@@ -16,7 +16,7 @@ for experiment, summary in aggregations().items():
         log:
             aggregate_log(LAYOUT, experiment),
         wildcard_constraints:
-            dataset=WILDCARDS.protocol_datasets,
+            dataset=WILDCARDS.proteingym_datasets,
         conda:
             ENV
         params:

@@ -24,18 +24,18 @@ rule baselines:
         "whcore baselines --spec {params.spec:q} --threads {threads} > {log:q} 2>&1"
 
 
-use rule baselines as baselines_protocol with:
+use rule baselines as baselines_proteingym with:
     """Fit a baseline family's grid on a held-out fold of ProteinGym's protocol."""
     input:
-        CONTRACT.inputs_of(LAYOUT.protocol_baseline),
+        CONTRACT.inputs_of(LAYOUT.proteingym_baseline),
     output:
-        LAYOUT.protocol_baseline,
+        LAYOUT.proteingym_baseline,
     log:
-        LAYOUT.log(LAYOUT.protocol_baseline),
+        LAYOUT.log(LAYOUT.proteingym_baseline),
     wildcard_constraints:
-        dataset=WILDCARDS.protocol_datasets,
+        dataset=WILDCARDS.proteingym_datasets,
         scheme=WILDCARDS.schemes,
         family=WILDCARDS.families,
         fold=r"\d+",
     params:
-        spec=CONTRACT.spec_of(LAYOUT.protocol_baseline),
+        spec=CONTRACT.spec_of(LAYOUT.proteingym_baseline),

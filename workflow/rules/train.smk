@@ -57,23 +57,23 @@ use rule train as train_spectrum with:
         spec=CONTRACT.spec_of(SPECTRUM_RECORDS),
 
 
-use rule train as train_protocol with:
+use rule train as train_proteingym with:
     """Train as `train` does, on a held-out fold of ProteinGym's protocol (test Spearman per epoch)."""
     input:
-        CONTRACT.inputs_of(LAYOUT.protocol_records),
+        CONTRACT.inputs_of(LAYOUT.proteingym_records),
     output:
-        records=directory(LAYOUT.protocol_records),
+        records=directory(LAYOUT.proteingym_records),
     log:
-        LAYOUT.log(LAYOUT.protocol_records),
+        LAYOUT.log(LAYOUT.proteingym_records),
     wildcard_constraints:
-        dataset=WILDCARDS.protocol_datasets,
+        dataset=WILDCARDS.proteingym_datasets,
         scheme=WILDCARDS.schemes,
         method=WILDCARDS.methods,
         group=r"[^/]+",
         fold=r"\d+",
     resources:
         gpu=GPU,
-        mem_mb=CONTRACT.mem_mb_of(LAYOUT.protocol_records),
+        mem_mb=CONTRACT.mem_mb_of(LAYOUT.proteingym_records),
         runtime=minutes_per_attempt(240),
     params:
-        spec=CONTRACT.spec_of(LAYOUT.protocol_records),
+        spec=CONTRACT.spec_of(LAYOUT.proteingym_records),

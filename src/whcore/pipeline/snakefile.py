@@ -27,7 +27,7 @@ from .execution import slurm
 from .execution.deploy import conda_env_file
 from .execution.environment import EnvironmentValueError, check_environment, job_environment
 from .experiments import EXPERIMENTS, ROLES, aggregated
-from .experiments.datasets import leaderboard_datasets, own_datasets, protocol_datasets
+from .experiments.datasets import leaderboard_datasets, own_datasets, proteingym_datasets
 from .figures.registry import FIGURES
 from .runtime.layout import Layout
 from .runtime.runrecord import run_conflict, source_label
@@ -106,13 +106,13 @@ class Wildcards:
     own_downloads: str  # given by url
     epistasis_datasets: str  # whose learned epistasis is analysed
     leaderboard_datasets: str  # scored by ProteinGym's leaderboard mode
-    protocol_datasets: str  # under ProteinGym's supervised protocol
+    proteingym_datasets: str  # under ProteinGym's supervised protocol
     schemes: str  # the protocol's split schemes
 
     @classmethod
     def of(cls, config: dict, contract: Contract) -> Wildcards:
         real = config["real"]["enabled"]
-        protocol = protocol_datasets(config)
+        protocol = proteingym_datasets(config)
         return cls(
             methods=alternatives(METHOD_INFO),
             families=alternatives(BASELINES),
@@ -126,7 +126,7 @@ class Wildcards:
                 job.labels["dataset"] for job in contract.jobs_of("epistasis_figure")
             ),
             leaderboard_datasets=alternatives(leaderboard_datasets(config)),
-            protocol_datasets=alternatives(protocol),
+            proteingym_datasets=alternatives(protocol),
             schemes=alternatives(sorted({s for schemes in protocol.values() for s in schemes})),
         )
 

@@ -117,9 +117,9 @@ def test_an_aggregations_log_line_is_its_experiments():
             "folds": [5, 5, 5],
         }
     )
-    assert resolve(EXPERIMENTS["protocol"].log_line) is fold_means
+    assert resolve(EXPERIMENTS["proteingym"].log_line) is fold_means
     assert resolve(EXPERIMENTS["spectrum"].log_line) is selected_divergence
-    assert fold_means({"protocol": protocol}).splitlines() == [
+    assert fold_means({"proteingym": protocol}).splitlines() == [
         "random ridge: Spearman 0.5123 +- 0.0100 over 5 folds",
         "modulo ridge: Spearman 0.3000 +- 0.0200 over 5 folds",
     ]

@@ -204,8 +204,8 @@ def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
     contract = protocol_contract(", folds: [fold_random_5, fold_modulo_5]")
     ds = dataset_settings(contract.config, "mine")
     groups, families = len(training_groups(ds["methods"])), len(ds["baselines"])
-    train = contract.outputs("train", experiment="protocol", dataset="mine")
-    baselines = contract.outputs("baselines", experiment="protocol", dataset="mine")
+    train = contract.outputs("train", experiment="proteingym", dataset="mine")
+    baselines = contract.outputs("baselines", experiment="proteingym", dataset="mine")
     assert len(train) == 2 * 5 * groups and len(baselines) == 2 * 5 * families
     job = contract.job(train[0])
     assert job.spec.data.train_size is None and job.spec.data.folds.scheme in SCHEMES
@@ -216,10 +216,10 @@ def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
     ]
     (data,) = [j for j in contract.jobs.values() if j.kind == "binarize_own"]
     assert data.spec.source["folds"] == ["fold_random_5", "fold_modulo_5"]
-    table = contract.layout.table_path("protocol_mine")
+    table = contract.layout.table_path("proteingym_mine")
     aggregate = contract.job(table)
     assert sorted(aggregate.inputs) == sorted(train + baselines)
-    assert table in contract.targets() and "protocol_spearman" in contract.figures()
+    assert table in contract.targets() and "proteingym_spearman" in contract.figures()
     (claims,) = [j for j in contract.jobs.values() if j.kind == "claims"]
     assert table in claims.inputs
     # the train-size curve stays: the real experiment's jobs are there too
@@ -230,7 +230,7 @@ def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
 
 def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
     from whcore.core.rng import derive_seed
-    from whcore.pipeline.aggregation import protocol_tables
+    from whcore.pipeline.aggregation import proteingym_tables
     from whcore.pipeline.analyses.baselines import make_model
     from whcore.pipeline.jobs.baselines import BaselinesSpec, baselines_job
 
@@ -258,7 +258,7 @@ def test_spearman_recorded_on_a_held_out_fold_is_scipys(tmp_path):
         assert set(frame["fold"]) == {fold} and set(frame["test_size"]) == {len(data.y_test)}
         frame.to_parquet(path)
         records.append(frame)
-    table = protocol_tables([], [tmp_path / f"lasso{f}.parquet" for f in range(5)])["protocol"]
+    table = proteingym_tables([], [tmp_path / f"lasso{f}.parquet" for f in range(5)])["proteingym"]
     assert list(table["fold"]) == list(range(5))
     records = pd.concat(records, ignore_index=True)
     best = records.loc[records.groupby("fold")["val_r2"].idxmax()]
@@ -280,7 +280,7 @@ def test_a_network_records_the_spearman_of_its_held_out_fold(tmp_path):
             "grid": [{}],
             "data": fold_data(out, "fold_modulo_5", 2),
             "training": {"seeds": [0, 1], "epochs": 3, "batch_size": 32, "width": 2},
-            "labels": {"experiment": "protocol", "dataset": "mine"},
+            "labels": {"experiment": "proteingym", "dataset": "mine"},
             "outputs": {"records": str(tmp_path / "runs")},
         }
     )
@@ -323,7 +323,7 @@ def test_a_held_out_sites_columns_move_no_network_prediction(tmp_path):
             "grid": [{}],
             "data": fold_data(out, "fold_modulo_5", 2),
             "training": {"seeds": [0], "epochs": 2, "batch_size": 8, "width": 2},
-            "labels": {"experiment": "protocol", "dataset": "mine"},
+            "labels": {"experiment": "proteingym", "dataset": "mine"},
             "outputs": {"records": str(tmp_path / "runs")},
         }
     )
@@ -354,7 +354,7 @@ def _hashwh_spec(data, b, tmp_path):
         "grid": [{"b": b, "lam": 0.1}],
         "data": data,
         "training": {"seeds": [0], "epochs": 1, "batch_size": 32, "width": 2},
-        "labels": {"experiment": "protocol", "dataset": "mine"},
+        "labels": {"experiment": "proteingym", "dataset": "mine"},
         "outputs": {"records": str(tmp_path / "runs")},
     }
 
@@ -391,15 +391,15 @@ def test_the_protocol_alone_plans_no_curve_and_its_report_reads_only_the_protoco
     assert "train_sizes" not in contract.config["real"]["datasets"]["mine"]
     assert not contract.outputs("train", experiment="real")
     assert not contract.outputs("baselines", experiment="real")
-    assert len(contract.outputs("train", experiment="protocol", dataset="mine")) > 0
+    assert len(contract.outputs("train", experiment="proteingym", dataset="mine")) > 0
     assert not [
         j
         for j in contract.jobs.values()
         if j.kind in ("epistasis", "aggregate") and "real" in str(j.spec.to_dict())
     ]
     (claims,) = [j for j in contract.jobs.values() if j.kind == "claims"]
-    assert list(claims.inputs) == [contract.layout.table_path("protocol_mine")]
-    assert "protocol_spearman" in contract.figures() and "fig5a_real_r2" not in contract.figures()
+    assert list(claims.inputs) == [contract.layout.table_path("proteingym_mine")]
+    assert "proteingym_spearman" in contract.figures() and "fig5a_real_r2" not in contract.figures()
 
 
 def test_a_report_of_the_protocol_alone_is_its_section(tmp_path):
@@ -410,7 +410,7 @@ def test_a_report_of_the_protocol_alone_is_its_section(tmp_path):
 
     frame = fold_frame({"hashwh": [0.8, 0.7, 0.9, 0.6, 0.8], "lasso": [0.5, 0.6, 0.4, 0.5, 0.7]})
     table = frame.merge(summarize_folds(frame), on=["dataset", "scheme", "method"])
-    summary, _ = write_report({"protocol_mine": table}, tmp_path / "c.md", tmp_path / "c.json")
+    summary, _ = write_report({"proteingym_mine": table}, tmp_path / "c.md", tmp_path / "c.json")
     report = (tmp_path / "c.md").read_text()
     assert NO_CURVE in report and "## Whole-table protocol on ProteinGym's folds" in report
     assert "leaderboard" not in report.split("## ")[-1]
@@ -431,7 +431,7 @@ def test_a_snakemake_dry_run_plans_the_protocol_alone(tmp_path, protocol):
     command = snakemake_cmd(tmp_path, "-n", "--configfile", str(tmp_path / "gym.yaml"))
     result = subprocess.run(command, env=snakemake_env(), text=True, capture_output=True)
     assert result.returncode == 0, (result.stdout + result.stderr)[-2000:]
-    table = {"proteingym": "protocol_mine", "leaderboard": "leaderboard_mine"}[protocol]
+    table = {"proteingym": "proteingym_mine", "leaderboard": "leaderboard_mine"}[protocol]
     assert "real_selected" not in result.stdout and f"tables/{table}.parquet" in result.stdout
 
 

@@ -143,11 +143,11 @@ def test_a_fold_without_a_finite_spearman_is_counted_as_failed_never_dropped():
 
 
 def test_a_method_with_fewer_finished_folds_is_not_ranked_best():
-    from whcore.pipeline.claims.own_data import protocol_lines
+    from whcore.pipeline.claims.own_data import proteingym_lines
 
     nan = float("nan")
     frame = fold_frame({"hashwh": [0.9, nan, nan, nan, nan], "standard": [0.5, 0.4] * 2 + [0.5]})
-    lines = protocol_lines(summarize_folds(frame), frame)
+    lines = proteingym_lines(summarize_folds(frame), frame)
     (best,) = [line for line in lines if "(top)" in line]
     assert best.startswith("| mine | random | Standard |") and "| 5 | (top) |" in best, best
     (unranked,) = [line for line in lines if "not ranked" in line]
@@ -160,11 +160,11 @@ def test_a_method_with_fewer_finished_folds_is_not_ranked_best():
 
 
 def test_every_method_is_shown_with_its_paired_difference_to_the_top():
-    from whcore.pipeline.claims.own_data import protocol_lines
+    from whcore.pipeline.claims.own_data import proteingym_lines
 
     top, other = [0.8, 0.7, 0.9, 0.6, 0.8], [0.5, 0.6, 0.4, 0.5, 0.7]
     frame = fold_frame({"hashwh": top, "lasso": other})
-    lines = protocol_lines(summarize_folds(frame), frame)
+    lines = proteingym_lines(summarize_folds(frame), frame)
     (row,) = [line for line in lines if line.startswith("| mine | random | Lasso |")]
     diff = np.subtract(top, other)
     test = stats.ttest_1samp(diff, 0.0)

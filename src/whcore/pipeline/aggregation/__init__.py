@@ -1,5 +1,5 @@
 """From run records to the tidy tables every figure and claim reads: one module per experiment
-(``spectrum``, ``synthetic``, ``real``, and ``protocol``: ProteinGym's supervised protocol on
+(``spectrum``, ``synthetic``, ``real``, and ``proteingym``: ProteinGym's supervised protocol on
 one dataset) on the model selection they share (``records``).
 
 Each experiment's function returns {table name: DataFrame}; the aggregation job
@@ -9,7 +9,7 @@ Each experiment's function returns {table name: DataFrame}; the aggregation job
 
 from __future__ import annotations
 
-from .proteingym import fold_means, protocol_tables
+from .proteingym import fold_means, proteingym_tables
 from .real import real_tables
 from .records import (
     HYPERPARAMETERS,
@@ -32,7 +32,7 @@ __all__ = [
     "fold_means",
     "forward_fill_epochs",
     "parquet_files",
-    "protocol_tables",
+    "proteingym_tables",
     "read_runs",
     "real_tables",
     "run_summaries",

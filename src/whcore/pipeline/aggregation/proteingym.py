@@ -16,14 +16,14 @@ import numpy as np
 from ..analyses.proteingym import summarize_folds
 from .records import select_networks_and_baselines
 
-__all__ = ["FOLD_KEYS", "fold_means", "protocol_tables"]
+__all__ = ["FOLD_KEYS", "fold_means", "proteingym_tables"]
 
 FOLD_KEYS = ["dataset", "scheme", "method", "fold", "train_size", "val_size", "test_size"]
 _SCORES = {"test_spearman": "spearman", "test_mse": "mse", "test_r2": "r2"}
 
 
-def protocol_tables(runs, baseline_runs) -> dict:
-    """The ``protocol`` table of one dataset: one row per (scheme, method, held-out fold) with
+def proteingym_tables(runs, baseline_runs) -> dict:
+    """The ``proteingym`` table of one dataset: one row per (scheme, method, held-out fold) with
     its scores, the rows of its split and the seeds behind it, and the method's mean and
     standard error over the folds of its scheme (``<score>_mean``, ``<score>_se``, ``folds``,
     ``failed_folds``)."""
@@ -39,13 +39,13 @@ def protocol_tables(runs, baseline_runs) -> dict:
     folds = folds.reset_index()
     summary = summarize_folds(folds, by=("dataset", "scheme", "method"))
     table = folds.merge(summary, on=["dataset", "scheme", "method"], how="left")
-    return {"protocol": table}
+    return {"proteingym": table}
 
 
 def fold_means(tables: dict) -> str:
     """The log lines of the protocol's aggregation: each scheme's and method's Spearman, mean
     and standard error over its held-out folds."""
-    summary = tables["protocol"].drop_duplicates(["scheme", "method"])
+    summary = tables["proteingym"].drop_duplicates(["scheme", "method"])
     return "\n".join(
         f"{row.scheme} {row.method}: Spearman {row.spearman_mean:.4f} "
         f"+- {row.spearman_se:.4f} over {row.folds} folds"

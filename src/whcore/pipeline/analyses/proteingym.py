@@ -77,20 +77,20 @@ def summarize_folds(scores: pd.DataFrame, by=("dataset", "scheme", "method")) ->
 
 
 def _protocol_frames(tables: dict) -> pd.DataFrame:
-    frames = [t for name, t in tables.items() if re.fullmatch(r"protocol_[a-z0-9_]+", name)]
+    frames = [t for name, t in tables.items() if re.fullmatch(r"proteingym_[a-z0-9_]+", name)]
     if not frames:
-        raise ValueError(f"no protocol_<dataset> table among {sorted(tables)}")
+        raise ValueError(f"no proteingym_<dataset> table among {sorted(tables)}")
     return pd.concat(frames, ignore_index=True)
 
 
 def protocol_folds(tables: dict) -> pd.DataFrame:
-    """One row per (dataset, scheme, method, held-out fold) of the ``protocol_<dataset>``
+    """One row per (dataset, scheme, method, held-out fold) of the ``proteingym_<dataset>``
     tables, with its Spearman (NaN where the fold failed)."""
     return _protocol_frames(tables)[["dataset", "scheme", "method", "fold", "spearman"]]
 
 
 def protocol_summary(tables: dict) -> pd.DataFrame:
-    """One row per (dataset, scheme, method) of the ``protocol_<dataset>`` tables: the mean
+    """One row per (dataset, scheme, method) of the ``proteingym_<dataset>`` tables: the mean
     and standard error over the folds of every score, and the numbers of folds (finished and
     failed)."""
     table = _protocol_frames(tables)

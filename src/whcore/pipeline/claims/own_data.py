@@ -9,7 +9,7 @@ a baseline's is its one fit. Methods are compared to the best one of the cell (h
 test R^2) by paired differences over the units both finished, with a two-sided 95% Student t
 confidence interval; a unit where a method diverged counts against nothing and is counted.
 
-Where datasets run the whole-table protocol on ProteinGym's folds (``protocol_<dataset>``
+Where datasets run the whole-table protocol on ProteinGym's folds (``proteingym_<dataset>``
 tables), the report adds it: per dataset and split scheme every method's mean Spearman (with its
 standard error), MSE and R^2 over the held-out folds, the folds behind them, and the top
 method's paired difference of Spearman to each other one over the folds both finished.
@@ -36,7 +36,7 @@ __all__ = [
     "leaderboard_lines",
     "paired_difference",
     "paired_differences",
-    "protocol_lines",
+    "proteingym_lines",
     "unit_values",
     "write_report",
 ]
@@ -157,7 +157,7 @@ def _gap(top: str, method: str, folds: pd.DataFrame | None, level: float) -> str
     return f"{interval}, {d['units']} paired | {d['p_value']:.3g}"
 
 
-def protocol_lines(
+def proteingym_lines(
     summary: pd.DataFrame, folds: pd.DataFrame | None = None, level: float = LEVEL
 ) -> list[str]:
     """The report's section on the whole-table protocol on ProteinGym's folds (``summary``: one
@@ -237,9 +237,9 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
         lines = [OWN_DATA_TITLE, "", NO_CURVE]
         summary, diffs = pd.DataFrame({"best": pd.Series(dtype=bool)}), pd.DataFrame()
     protocol = None
-    if any(name.startswith("protocol_") for name in tables):
+    if any(name.startswith("proteingym_") for name in tables):
         protocol = protocol_summary(tables)
-        lines += protocol_lines(protocol, protocol_folds(tables), level)
+        lines += proteingym_lines(protocol, protocol_folds(tables), level)
     boards = [t for name, t in sorted(tables.items()) if name.startswith("leaderboard_")]
     if boards:
         board = pd.concat(boards, ignore_index=True)
@@ -248,7 +248,7 @@ def write_report(tables: dict[str, pd.DataFrame], md_path, json_path, level: flo
     with atomic_path(md_path) as tmp:
         Path(tmp).write_text("\n".join(lines) + "\n")
     if protocol is not None:
-        record["protocol"] = json.loads(protocol.to_json(orient="records"))
+        record["proteingym"] = json.loads(protocol.to_json(orient="records"))
     with atomic_path(json_path) as tmp:
         Path(tmp).write_text(json.dumps(record, indent=1))
     return summary, diffs

@@ -121,7 +121,7 @@ class Plan:
             outputs = {"records": self.layout.records.format(**wildcards)}
         else:
             scheme, held_out = fold
-            records = self.layout.protocol_records.format(
+            records = self.layout.proteingym_records.format(
                 dataset=dataset, scheme=scheme, method=method, group=tag, fold=held_out
             )
             outputs = {"records": records}

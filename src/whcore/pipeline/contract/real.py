@@ -13,7 +13,7 @@ from ..experiments.datasets import (
     curve_datasets,
     leaderboard_datasets,
     own_datasets,
-    protocol_datasets,
+    proteingym_datasets,
 )
 from ..jobs.baselines import BaselinesSpec
 from ..jobs.binarize_own import BinarizeOwnSpec
@@ -33,7 +33,7 @@ def _protocol_folds(config: dict) -> list[tuple[str, str, int]]:
     """(dataset, split scheme, held-out fold) of every unit of ProteinGym's protocol."""
     return [
         (name, scheme, fold)
-        for name, schemes in protocol_datasets(config).items()
+        for name, schemes in proteingym_datasets(config).items()
         for scheme in schemes
         for fold in range(FOLDS)
     ]
@@ -123,13 +123,13 @@ def add_real(plan: Plan) -> None:
         ds = dataset_settings(config, name)
         for group in training_groups(ds["methods"]):
             plan.add_train(
-                "protocol",
+                "proteingym",
                 name,
                 group,
                 real,
                 _protocol_data(config, name, scheme, fold),
                 ds["training"],
-                {"experiment": "protocol", "dataset": name},
+                {"experiment": "proteingym", "dataset": name},
                 runtime=False,
                 fold=(scheme, fold),
             )
@@ -148,11 +148,11 @@ def _add_baselines(plan: Plan) -> None:
             _add_baseline(plan, path, name, family, grid, data, {"experiment": "real"})
     for name, scheme, fold in _protocol_folds(config):
         for family, grid in dataset_settings(config, name)["baselines"].items():
-            path = plan.layout.protocol_baseline.format(
+            path = plan.layout.proteingym_baseline.format(
                 dataset=name, scheme=scheme, family=family, fold=fold
             )
             data = _protocol_data(config, name, scheme, fold)
-            labels = {"experiment": "protocol", "dataset": name}
+            labels = {"experiment": "proteingym", "dataset": name}
             _add_baseline(plan, path, name, family, grid, data, labels)
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 
-from .datasets import curve_datasets, leaderboard_datasets, own_datasets, protocol_datasets
+from .datasets import curve_datasets, leaderboard_datasets, own_datasets, proteingym_datasets
 
 __all__ = [
     "EXPERIMENTS",
@@ -171,16 +171,16 @@ EXPERIMENTS = {
         ),
         Experiment(
             # ProteinGym's supervised protocol on the datasets asking for it: one table each.
-            "protocol",
-            lambda config: bool(protocol_datasets(config)),
-            tables=("protocol",),
-            aggregation="aggregation:protocol_tables",
+            "proteingym",
+            lambda config: bool(proteingym_datasets(config)),
+            tables=("proteingym",),
+            aggregation="aggregation:proteingym_tables",
             roles=("baselines",),
             summary="ProteinGym's protocol on one dataset: Spearman, MSE, R^2 per held-out "
             "fold, mean and s.e.",
             log_line="aggregation:fold_means",
-            per_dataset=protocol_datasets,
-            claim_tables=("protocol",),
+            per_dataset=proteingym_datasets,
+            claim_tables=("proteingym",),
             section="real",  # it trains the real experiment's methods
         ),
         Experiment(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...data.folds import SCHEMES
 from ...data.own_data import source_settings
 
-__all__ = ["curve_datasets", "leaderboard_datasets", "own_datasets", "protocol_datasets"]
+__all__ = ["curve_datasets", "leaderboard_datasets", "own_datasets", "proteingym_datasets"]
 
 
 def own_datasets(config: dict) -> dict[str, dict]:
@@ -32,7 +32,7 @@ def _datasets_under(config: dict, protocol: str) -> dict[str, list[str]]:
     }
 
 
-def protocol_datasets(config: dict) -> dict[str, list[str]]:
+def proteingym_datasets(config: dict) -> dict[str, list[str]]:
     """The real datasets run under ProteinGym's supervised protocol (``protocol: proteingym``):
     {name: their split schemes}."""
     return _datasets_under(config, "proteingym")

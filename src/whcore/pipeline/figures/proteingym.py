@@ -1,7 +1,7 @@
 """ProteinGym's supervised protocol in its leaderboard's layout: per dataset, the methods (rows,
 best average first) by split scheme (random, modulo, contiguous), each bar the mean Spearman
 correlation on the held-out folds with its standard error over the folds. Reads the tables of
-the protocol's aggregation (``protocol_<dataset>``)."""
+the protocol's aggregation (``proteingym_<dataset>``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ...data.folds import SCHEMES
 from ..analyses.proteingym import SCHEME_LABELS, protocol_summary
 from .style import PAGE_WIDTH, dataset_title, legend_below, method_label, subplots
 
-__all__ = ["protocol_spearman"]
+__all__ = ["proteingym_spearman"]
 
 SCHEME_COLORS = {
     "fold_random_5": "#4c72b0",
@@ -20,7 +20,7 @@ SCHEME_COLORS = {
 }
 
 
-def protocol_spearman(tables: dict, settings: dict):
+def proteingym_spearman(tables: dict, settings: dict):
     """Mean Spearman (with its standard error over the folds) per method and split scheme, one
     panel per dataset."""
     summary = protocol_summary(tables)

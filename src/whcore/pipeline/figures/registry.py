@@ -16,7 +16,9 @@ __all__ = ["DATASET_FIGURES", "FIGURES", "PAPER_FIGURES", "Figure", "draw_figure
 
 @dataclass(frozen=True)
 class Figure:
-    tables: tuple[str, ...]  # names under results/tables/ ("ablation", "protocol": one per dataset)
+    tables: tuple[
+        str, ...
+    ]  # names under results/tables/ ("ablation", "proteingym": one per dataset)
     module: str  # module of whcore.pipeline.figures holding the function, or a dotted module name
     function: str
     kwargs: dict = field(default_factory=dict)
@@ -169,10 +171,10 @@ FIGURES: dict[str, Figure] = {
         "stack's time, except on real.runtime_dataset).",
         with_times=True,
     ),
-    "protocol_spearman": _fig(
-        ["protocol"],
+    "proteingym_spearman": _fig(
+        ["proteingym"],
         "proteingym",
-        "protocol_spearman",
+        "proteingym_spearman",
         "ProteinGym's supervised protocol on your datasets: mean Spearman correlation on the "
         "held-out folds per method and split scheme (random, modulo, contiguous), with its "
         "standard error over the folds.",

@@ -38,9 +38,9 @@ class Layout:
         )
         # ProteinGym's protocol: one job per (dataset, split scheme, held-out fold, method group
         # or baseline family)
-        protocol = f"{self.root}/runs/protocol/{{dataset}}/{{scheme}}"
-        self.protocol_records = f"{protocol}/{{method}}/{{group}}/fold{{fold}}"
-        self.protocol_baseline = f"{protocol}/{{family}}/grid/fold{{fold}}.parquet"
+        proteingym = f"{self.root}/runs/proteingym/{{dataset}}/{{scheme}}"
+        self.proteingym_records = f"{proteingym}/{{method}}/{{group}}/fold{{fold}}"
+        self.proteingym_baseline = f"{proteingym}/{{family}}/grid/fold{{fold}}.parquet"
         self.table = f"{self.root}/tables/{{name}}.parquet"
         self.figure = f"{self.root}/figures/{{figure}}"
         self.claims = f"{self.root}/claims"
@@ -60,9 +60,9 @@ class Layout:
     def patterns(self) -> tuple[str, ...]:
         """The pattern of every file a job of this run writes, whatever its configuration (a
         folder output's files as ``<folder>/{file}``)."""
-        folders = (self.records, self.spectra, self.protocol_records)
+        folders = (self.records, self.spectra, self.proteingym_records)
         figures = (f"{self.figure}.pdf", f"{self.figure}.png")
-        files = (self.target, self.baseline, self.protocol_baseline, self.table, *figures)
+        files = (self.target, self.baseline, self.proteingym_baseline, self.table, *figures)
         own = (self.claims_md, self.claims_json, self.provenance)
         return (*files, *own, *(f"{folder}/{{file}}" for folder in folders))
 
