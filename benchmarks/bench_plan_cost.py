@@ -23,8 +23,8 @@ from collections import defaultdict
 
 from whcore.pipeline.claims import plan
 from whcore.pipeline.claims.costs import experiment_of, job_seconds, unit_costs
-from whcore.pipeline.contract.schema import SCHEMA_PATH
-from whcore.pipeline.contract.validation import load_config
+from whcore.pipeline.config.schema import SCHEMA_PATH
+from whcore.pipeline.config.validation import load_config
 from whcore.pipeline.experiments import cost_rules, unit_keys
 from whcore.pipeline.runtime.yaml_files import read_yaml
 

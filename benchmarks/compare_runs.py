@@ -33,8 +33,8 @@ def timing(column: str) -> bool:
 
 
 def dump_specs(config: str, out: str) -> int:
+    from whcore.pipeline.config.schema import SCHEMA_PATH
     from whcore.pipeline.contract import load_contract
-    from whcore.pipeline.contract.schema import SCHEMA_PATH
 
     contract = load_contract(config, str(SCHEMA_PATH))
     with open(out, "w") as stream:

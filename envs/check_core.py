@@ -50,7 +50,7 @@ def readme_example(readme: Path) -> str:
 # The package data (pyproject.toml) -> the checkout's file it must equal, if any.
 PACKAGE_DATA = {
     "whcore/pipeline/claims/sheet.toml": "src/whcore/pipeline/claims/sheet.toml",
-    "whcore/pipeline/contract/config.schema.yaml": "workflow/schemas/config.schema.yaml",
+    "whcore/pipeline/config/config.schema.yaml": "workflow/schemas/config.schema.yaml",
 }
 
 

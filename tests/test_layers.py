@@ -14,12 +14,13 @@ RANK = {"core": 0, "data": 1, "pipeline": 2}
 PIPELINE_ROLES = (
     "runtime",  # where a run's files live, canonical JSON, write guards, run record, provenance
     "execution",  # how jobs run: environment settings, conda deployment, SLURM, GPU claims
-    "analyses",  # the analyses behind the jobs: arrays and tables in, tables out
+    "analyses",  # the analyses behind the jobs: arrays and tables in, tables (or a report) out
     "aggregation",  # run records -> tidy tables
     "figures",  # tables -> figures
     "claims",  # tables -> the paper's claims and the report
     "experiments",  # the experiment registry: what each experiment runs, writes and checks
     "jobs",  # one module per job kind: its spec and the glue that unpacks it
+    "config",  # the workflow config: its schema (package data) and validation
     "contract",  # config -> the plan of jobs
     "crate",  # a finished run as an RO-Crate
     "snakefile.py",  # the Snakemake seam: what the rules of workflow/ use

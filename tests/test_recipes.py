@@ -32,9 +32,9 @@ from whcore.pipeline import contract as contract_module
 from whcore.pipeline.analyses.grids import training_groups
 from whcore.pipeline.claims import FAILS, HOLDS, Claim, real_claims
 from whcore.pipeline.cli import main
+from whcore.pipeline.config import ConfigError, dataset_settings
+from whcore.pipeline.config.schema import SCHEMA_PATH, render
 from whcore.pipeline.contract import load_contract
-from whcore.pipeline.contract.config import ConfigError, dataset_settings
-from whcore.pipeline.contract.schema import SCHEMA_PATH, render
 from whcore.pipeline.experiments import EXPERIMENTS, Experiment
 from whcore.pipeline.experiments.datasets import curve_datasets
 from whcore.pipeline.figures.registry import FIGURES, Figure
@@ -65,7 +65,7 @@ def toys(tmp_path, monkeypatch):
 
 
 def schema_written_again(folder: Path) -> str:
-    """What ``python -m whcore.pipeline.contract.schema`` writes after a registry changed (here
+    """What ``python -m whcore.pipeline.config.schema`` writes after a registry changed (here
     into a copy of the schema in ``folder``)."""
     path = folder / "config.schema.yaml"
     path.write_text(render(SCHEMA_PATH.read_text()))

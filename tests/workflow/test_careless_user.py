@@ -435,8 +435,8 @@ def test_a_second_configuration_under_the_same_run_name_is_refused(tmp_path, mon
     again = _snakemake(work, target, "-n", "--configfile", str(second))
     assert "made by another" not in again.stdout
 
+    from whcore.pipeline.config.schema import SCHEMA_PATH
     from whcore.pipeline.contract import load_contract
-    from whcore.pipeline.contract.schema import SCHEMA_PATH
 
     monkeypatch.chdir(work)
     contract = load_contract(str(second), str(SCHEMA_PATH))

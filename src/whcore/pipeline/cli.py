@@ -140,7 +140,7 @@ def _cmd_macros(args) -> None:
 
 
 def _add_bundle_commands(sub) -> None:
-    from .contract.schema import add_schema_option
+    from .config.schema import add_schema_option
 
     p = sub.add_parser(
         "bundle",
@@ -254,8 +254,8 @@ def _cmd_plan(args) -> None:
     import yaml
 
     from .claims import plan
-    from .contract.schema import SCHEMA_PATH
-    from .contract.validation import load_config
+    from .config.schema import SCHEMA_PATH
+    from .config.validation import load_config
     from .experiments import unit_keys
 
     run = Path(args.run)

@@ -21,8 +21,8 @@ from ..core.methods import METHOD_INFO
 from ..data.datasets import REGISTRY
 from ..data.download import mirror_warning, missing_raw_lines
 from .analyses.families import BASELINES
+from .config import ConfigError
 from .contract import Contract, load_contract
-from .contract.config import ConfigError
 from .execution import slurm
 from .execution.deploy import conda_env_file
 from .execution.environment import EnvironmentValueError, check_environment, job_environment

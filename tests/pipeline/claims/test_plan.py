@@ -23,8 +23,8 @@ from whcore.pipeline.claims.costs import unit_costs
 from whcore.pipeline.claims.levels import FAILS, HOLDS
 from whcore.pipeline.claims.report import correct_across, with_experiment
 from whcore.pipeline.cli import main
-from whcore.pipeline.contract.schema import SCHEMA_PATH
-from whcore.pipeline.contract.validation import load_config
+from whcore.pipeline.config.schema import SCHEMA_PATH
+from whcore.pipeline.config.validation import load_config
 from whcore.pipeline.experiments import cost_rules, unit_keys
 
 REPO = Path(__file__).resolve().parents[3]

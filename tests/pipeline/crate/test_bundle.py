@@ -16,8 +16,8 @@ import pytest
 from conftest import TINY
 from test_macros import check_macros, parse_macros
 
+from whcore.pipeline.config.schema import SCHEMA_PATH
 from whcore.pipeline.contract import load_contract
-from whcore.pipeline.contract.schema import SCHEMA_PATH
 from whcore.pipeline.crate.bundle import JOBS, PROFILE, bundle, check_crate, validate_crate
 
 RUN = Path("results") / "tiny"

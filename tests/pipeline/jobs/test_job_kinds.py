@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import TINY
 
-from whcore.pipeline import jobs
+from whcore.pipeline import contract, jobs
 from whcore.pipeline.cli import main
+from whcore.pipeline.config.schema import SCHEMA_PATH
 from whcore.pipeline.contract import SUBCOMMANDS, load_contract
-from whcore.pipeline.contract.schema import SCHEMA_PATH
 from whcore.pipeline.jobs import KINDS, JobSpec, register
 
 
@@ -32,12 +32,6 @@ class CountSpec(JobSpec):
     def inputs(self) -> tuple[str, ...]:
         return (self.table,)
 
-    @classmethod
-    def add_jobs(cls, plan) -> None:
-        table = plan.layout.table_path("real_selected")
-        path = table.replace(".parquet", "_count.json")
-        plan.add(path, cls, {"table": table, "outputs": {"count": path}})
-
     def run(self, args, outputs) -> None:
         import pandas as pd
 
@@ -45,10 +39,20 @@ class CountSpec(JobSpec):
             tmp.write_text(json.dumps({"rows": len(pd.read_parquet(self.table))}))
 
 
+def add_counts(plan) -> None:
+    """The toy kind's builder (an experiment's builder in ``contract.BUILDERS`` plans a kind's
+    jobs): the row count of the real experiment's selected table."""
+    table = plan.layout.table_path("real_selected")
+    path = table.replace(".parquet", "_count.json")
+    plan.add(path, CountSpec, {"table": table, "outputs": {"count": path}})
+
+
 @pytest.fixture
-def toy_kind():
-    """The registry with the toy kind in it (the line `MODULES` would hold), then without."""
+def toy_kind(monkeypatch):
+    """The registry with the toy kind in it (the line `MODULES` would hold) and its builder
+    last among the contract's, then without."""
     register(CountSpec)
+    monkeypatch.setattr(contract, "BUILDERS", (*contract.BUILDERS, add_counts))
     yield CountSpec
     del KINDS[CountSpec.KIND]
 

@@ -125,8 +125,8 @@ def test_every_kind_of_file_the_project_writes_carries_its_mark(tmp_path):
     from test_own_data_report import selected_table
 
     from whcore.data.synthetic import degree_ladder
+    from whcore.pipeline.analyses.own_data import write_report
     from whcore.pipeline.claims.macros import write_macros
-    from whcore.pipeline.claims.own_data import write_report
     from whcore.pipeline.figures.style import save_figure
     from whcore.pipeline.runtime.marks import CRATE_NAME, owned
 

@@ -1,14 +1,17 @@
-"""The one list of baseline families: each family's grid parameters, label and colour.
+"""The one list of baseline families: each family's grid parameters, label and colour, and
+every method's label (the networks' from ``core.methods``, the baselines' from here).
 
 Kept free of heavy imports: the config schema, the rules' wildcard constraints, the baseline
-jobs and the figures' palette are all derived from it.
+jobs, the figures' palette and the reports' labels are all derived from it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BASELINES", "PAPER_BASELINES", "BaselineInfo"]
+from ...core.methods import METHOD_INFO
+
+__all__ = ["BASELINES", "METHOD_LABELS", "PAPER_BASELINES", "BaselineInfo"]
 
 
 @dataclass(frozen=True)
@@ -28,3 +31,8 @@ BASELINES: dict[str, BaselineInfo] = {
 
 # The baselines the paper compares HashWH with: its claims name these rivals and no other.
 PAPER_BASELINES = tuple(name for name, info in BASELINES.items() if info.in_paper)
+
+# Every method's label, the networks' first (figures order their legends by it).
+METHOD_LABELS = {name: info.label for name, info in METHOD_INFO.items()} | {
+    name: info.label for name, info in BASELINES.items()
+}

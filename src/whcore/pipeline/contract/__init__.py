@@ -12,7 +12,9 @@ so changing them never reruns a job. The jobs are built one experiment at a time
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
+from ..config.validation import load_config
 from ..experiments import own_data_only
 from ..jobs import KINDS
 from .analyses import add_analyses
@@ -20,9 +22,8 @@ from .base import Job, Plan
 from .real import add_epistasis, add_own_data, add_real
 from .reports import add_reports, aggregate_inputs
 from .synthetic import add_spectrum, add_synthetic
-from .validation import load_config
 
-__all__ = ["SUBCOMMANDS", "Contract", "Job", "load_contract", "own_data_only"]
+__all__ = ["SUBCOMMANDS", "Contract", "Job", "contract_of", "load_contract", "own_data_only"]
 
 # The `whcore` subcommand that runs each kind of job (it takes the job's spec with --spec).
 SUBCOMMANDS = {kind: spec.SUBCOMMAND for kind, spec in KINDS.items()}
@@ -47,8 +48,6 @@ class Contract(Plan):
         super().__init__(config)
         for build in BUILDERS:
             build(self)
-        for kind in KINDS.values():
-            kind.add_jobs(self)
 
     def job(self, path: str) -> Job:
         """The job writing ``path``, or a clear error for a path outside the configured grid."""
@@ -121,3 +120,14 @@ def load_contract(config: dict | str, schema_path: str) -> Contract:
     """The contract of a configuration (a dict, validated and filled in place, or a YAML
     file's path), validated against the workflow schema first."""
     return Contract(load_config(config, schema_path))
+
+
+def contract_of(args) -> Contract:
+    """The contract of a command's ``args.config`` validated against its ``args.schema``
+    (``config.schema.add_schema_option``), which must exist."""
+    if not Path(args.schema).is_file():
+        raise ValueError(
+            f"--schema {args.schema}: no such file; leave --schema out (the schema this whcore "
+            "ships) or pass a checkout's workflow/schemas/config.schema.yaml"
+        )
+    return load_contract(args.config, str(args.schema))

@@ -9,6 +9,7 @@ from ...data.datasets import REGISTRY
 from ...data.folds import FOLDS
 from ...data.own_data import raw_file_name
 from ..analyses.grids import training_groups
+from ..config import dataset_settings, epistasis_datasets
 from ..experiments.datasets import (
     curve_datasets,
     leaderboard_datasets,
@@ -24,7 +25,6 @@ from ..jobs.leaderboard import LeaderboardSpec, network_settings
 from ..jobs.train import training_defaults
 from ..runtime.layout import Layout
 from .base import Plan
-from .config import dataset_settings, epistasis_datasets
 
 __all__ = ["add_epistasis", "add_real", "add_own_data"]
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import sys
 
+from ..config.schema import add_schema_option
 from ..runtime.layout import Layout
-from .schema import add_schema_option, contract_of
+from . import contract_of
 
 __all__ = ["add_lookup_command"]
 

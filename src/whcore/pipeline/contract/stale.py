@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from .schema import add_schema_option, contract_of
+from ..config.schema import add_schema_option
+from . import contract_of
 
 __all__ = ["add_stale_command", "stale_outputs"]
 

@@ -24,7 +24,7 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from ..contract.schema import SCHEMA_PATH
+from ..config.schema import SCHEMA_PATH
 from ..runtime.guards import check_replaceable
 from ..runtime.layout import Layout
 from ..runtime.marks import CRATE_NAME

@@ -17,12 +17,11 @@ import seaborn as sns
 from ...core.io import atomic_path
 from ...core.methods import METHOD_INFO
 from ...data.datasets import REGISTRY
-from ..analyses.families import BASELINES
+from ..analyses.families import BASELINES, METHOD_LABELS
 from ..runtime.marks import figure_creator
 
 __all__ = [
     "COLUMN_WIDTH",
-    "METHOD_LABELS",
     "PAGE_WIDTH",
     "Curve",
     "apply_style",
@@ -48,10 +47,7 @@ __all__ = [
 COLUMN_WIDTH = 3.3
 PAGE_WIDTH = 6.8
 
-# Labels and colours come from the method and baseline registries (one list of methods).
-METHOD_LABELS = {name: info.label for name, info in METHOD_INFO.items()} | {
-    name: info.label for name, info in BASELINES.items()
-}
+# Colours come from the method and baseline registries (one list of methods), as the labels do.
 _PALETTE = {name: info.color for name, info in METHOD_INFO.items()} | {
     name: info.color for name, info in BASELINES.items()
 }

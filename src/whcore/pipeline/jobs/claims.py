@@ -48,7 +48,7 @@ class ClaimsSpec(JobSpec):
 
     def _compare_methods(self, tables: dict, outputs) -> None:
         """Every dataset is the user's own: the comparison, not the paper's claims."""
-        from ..claims.own_data import write_report
+        from ..analyses.own_data import write_report
 
         with outputs.file(self.outputs["md"]) as md, outputs.file(self.outputs["json"]) as js:
             summary, _ = write_report(tables, md, js)

@@ -297,11 +297,6 @@ class JobSpec(Fields):
         if cls.TABLES:
             tables_option(parser, cls.TABLES)
 
-    @classmethod
-    def add_jobs(cls, plan) -> None:
-        """Add this kind's jobs of a config to ``plan`` (``contract.base.Plan.add``), for a
-        kind that no experiment's builder plans: none unless the kind says."""
-
     def run(self, args, outputs) -> None:
         """Run the job (``args``: its subcommand's options; ``outputs``: the guarded writer,
         ``writer.Outputs``)."""

@@ -143,7 +143,7 @@ def test_a_fold_without_a_finite_spearman_is_counted_as_failed_never_dropped():
 
 
 def test_a_method_with_fewer_finished_folds_is_not_ranked_best():
-    from whcore.pipeline.claims.own_data import proteingym_lines
+    from whcore.pipeline.analyses.own_data import proteingym_lines
 
     nan = float("nan")
     frame = fold_frame({"hashwh": [0.9, nan, nan, nan, nan], "standard": [0.5, 0.4] * 2 + [0.5]})
@@ -160,7 +160,7 @@ def test_a_method_with_fewer_finished_folds_is_not_ranked_best():
 
 
 def test_every_method_is_shown_with_its_paired_difference_to_the_top():
-    from whcore.pipeline.claims.own_data import proteingym_lines
+    from whcore.pipeline.analyses.own_data import proteingym_lines
 
     top, other = [0.8, 0.7, 0.9, 0.6, 0.8], [0.5, 0.6, 0.4, 0.5, 0.7]
     frame = fold_frame({"hashwh": top, "lasso": other})

@@ -199,7 +199,7 @@ def protocol_contract(folds="", curve=CURVE, protocol="proteingym"):
 
 def test_the_protocol_plans_a_job_per_scheme_fold_and_method_group():
     from whcore.pipeline.analyses.grids import training_groups
-    from whcore.pipeline.contract.config import dataset_settings
+    from whcore.pipeline.config import dataset_settings
 
     contract = protocol_contract(", folds: [fold_random_5, fold_modulo_5]")
     ds = dataset_settings(contract.config, "mine")
@@ -403,10 +403,10 @@ def test_the_protocol_alone_plans_no_curve_and_its_report_reads_only_the_protoco
 
 
 def test_a_report_of_the_protocol_alone_is_its_section(tmp_path):
-    from test_protocol import fold_frame
+    from test_proteingym import fold_frame
 
+    from whcore.pipeline.analyses.own_data import NO_CURVE, write_report
     from whcore.pipeline.analyses.proteingym import summarize_folds
-    from whcore.pipeline.claims.own_data import NO_CURVE, write_report
 
     frame = fold_frame({"hashwh": [0.8, 0.7, 0.9, 0.6, 0.8], "lasso": [0.5, 0.6, 0.4, 0.5, 0.7]})
     table = frame.merge(summarize_folds(frame), on=["dataset", "scheme", "method"])
@@ -438,7 +438,7 @@ def test_a_snakemake_dry_run_plans_the_protocol_alone(tmp_path, protocol):
 def test_epistasis_of_a_dataset_without_a_curve_is_refused_in_one_line():
     from test_config import validate
 
-    from whcore.pipeline.contract.config import ConfigError
+    from whcore.pipeline.config import ConfigError
 
     config = protocol_contract(curve="").config
     config["epistasis"]["datasets"] = ["mine"]
@@ -534,7 +534,7 @@ def test_the_leaderboard_job_scores_a_file_and_the_report_shows_it(tmp_path, mon
     from test_leaderboard import published_table
 
     from whcore.core import training
-    from whcore.pipeline.claims.own_data import write_report
+    from whcore.pipeline.analyses.own_data import write_report
     from whcore.pipeline.cli import main as whcore
 
     table = published_table(with_folds=True).rename(columns={"DMS_score": "fitness"})

@@ -19,7 +19,7 @@ from ..analyses.grids import training_groups
 from ..experiments.datasets import curve_datasets, own_datasets
 from ..jobs.train import training_defaults
 from ..runtime.yaml_files import read_yaml
-from .config import ConfigError, dataset_settings, epistasis_datasets
+from . import ConfigError, dataset_settings, epistasis_datasets
 
 __all__ = ["check_config", "load_config", "memory_limit_bytes", "validate_config"]
 
@@ -49,7 +49,7 @@ def _validator_filling_defaults():
 
 def validate_config(config: dict, schema_path: str) -> None:
     """Validate ``config`` against the workflow schema (the file as it stands: its registry
-    part is generated, ``whcore.pipeline.contract.schema``), fill its defaults in place, then run the
+    part is generated, ``whcore.pipeline.config.schema``), fill its defaults in place, then run the
     cross-field checks. The first problem is raised as one line naming the key, the value and
     what is allowed."""
     schema = read_yaml(schema_path, "config schema", ConfigError)

@@ -4,12 +4,12 @@
 definitions that follow from the registries (the network methods and their grids, the baseline
 families and theirs, the training precisions, the paper's datasets) are generated into it
 between two marker lines, and a test checks that they are current. The package ships it as
-``whcore/pipeline/contract/config.schema.yaml`` (in a checkout, a link to the workflow's file;
+``whcore/pipeline/config/config.schema.yaml`` (in a checkout, a link to the workflow's file;
 in a wheel, its copy), so that an installed ``whcore spec``, ``stale`` and ``plan`` validate a
 config against the schema of their own version. After changing a registry::
 
-    python -m whcore.pipeline.contract.schema          # rewrite the generated part
-    python -m whcore.pipeline.contract.schema --check  # exit 1 if it is out of date
+    python -m whcore.pipeline.config.schema          # rewrite the generated part
+    python -m whcore.pipeline.config.schema --check  # exit 1 if it is out of date
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from ...core.methods import METHOD_INFO, PRECISIONS, value_schema
 from ...data.datasets import REGISTRY
 from ..analyses.families import BASELINES
 
-__all__ = ["SCHEMA_PATH", "add_schema_option", "contract_of", "registry_definitions", "render"]
+__all__ = ["SCHEMA_PATH", "add_schema_option", "registry_definitions", "render"]
 
 SCHEMA_PATH = Path(__file__).with_name("config.schema.yaml")  # package data (pyproject.toml)
-BEGIN = "  # --- generated from the registries (python -m whcore.pipeline.contract.schema); do not edit ---"
+BEGIN = "  # --- generated from the registries (python -m whcore.pipeline.config.schema); do not edit ---"
 END = "  # --- end of the generated definitions ---"
 
 
@@ -38,18 +38,6 @@ def add_schema_option(parser) -> None:
         default=str(SCHEMA_PATH),
         help="the workflow's config schema (default: the one this whcore ships)",
     )
-
-
-def contract_of(args):
-    """The contract of ``args.config`` validated against ``args.schema``, which must exist."""
-    from . import load_contract
-
-    if not Path(args.schema).is_file():
-        raise ValueError(
-            f"--schema {args.schema}: no such file; leave --schema out (the schema this whcore "
-            "ships) or pass a checkout's workflow/schemas/config.schema.yaml"
-        )
-    return load_contract(args.config, str(args.schema))
 
 
 def _grid_schema(method: str, param: str) -> dict:
@@ -137,7 +125,7 @@ def main(argv=None) -> int:
     if args.check:
         if current != text:
             print(
-                f"{path}: out of date; run python -m whcore.pipeline.contract.schema",
+                f"{path}: out of date; run python -m whcore.pipeline.config.schema",
                 file=sys.stderr,
             )
             return 1

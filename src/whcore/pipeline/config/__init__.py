@@ -1,6 +1,9 @@
-"""The workflow configuration as the plan reads it once validated (``contract.validation``):
-the datasets of the epistasis analysis and the settings of a real dataset with its experiment's
-defaults merged in (the datasets of each mode: ``experiments.datasets``). A configuration that cannot run is a ``ConfigError``."""
+"""The workflow configuration: its schema (``schema``: the file, shipped as package data, and its
+part generated from the registries), its validation (``validation``: the schema's defaults
+filled in, then the checks a schema cannot express), and what the plan (``contract``) reads of a
+validated one here: the datasets of the epistasis analysis and the settings of a real dataset
+with its experiment's defaults merged in (the datasets of each mode: ``experiments.datasets``).
+A configuration that cannot run is a ``ConfigError``."""
 
 from __future__ import annotations
 

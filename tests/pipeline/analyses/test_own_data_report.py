@@ -1,4 +1,4 @@
-"""The report of a run of only one's own data (whcore.pipeline.claims.own_data): the best
+"""The report of a run of only one's own data (whcore.pipeline.analyses.own_data): the best
 method per cell and the paired differences to it with their confidence intervals, against
 scipy's paired t-test on unit values computed by a slow loop; no paper claim in it."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from whcore.pipeline.claims.own_data import paired_differences, unit_values, write_report
+from whcore.pipeline.analyses.own_data import paired_differences, unit_values, write_report
 
 SIZES, DATA_SEEDS, SEEDS = (100, 400), 5, (0, 1)
 

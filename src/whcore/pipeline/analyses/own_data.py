@@ -25,8 +25,9 @@ import pandas as pd
 from scipy import stats
 
 from ...core.io import atomic_path
-from ..analyses.proteingym import SCHEME_LABELS, protocol_folds, protocol_summary
 from ..runtime.marks import OWN_DATA_TITLE
+from .families import METHOD_LABELS
+from .proteingym import SCHEME_LABELS, protocol_folds, protocol_summary
 
 __all__ = [
     "CELL",
@@ -116,12 +117,7 @@ def paired_difference(diff: np.ndarray, level: float = LEVEL) -> dict:
 
 
 def _label(method: str) -> str:
-    from ..figures.style import method_label
-
-    try:
-        return method_label(method)
-    except (KeyError, ValueError):
-        return method
+    return METHOD_LABELS.get(method, method)
 
 
 def _cell_title(cell: tuple) -> str:

@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+import whcore.pipeline.config as config_package
 from whcore.core.methods import METHOD_INFO
 from whcore.data.datasets import REGISTRY
-from whcore.pipeline import contract
 from whcore.pipeline.analyses.families import BASELINES
-from whcore.pipeline.contract.config import ConfigError
-from whcore.pipeline.contract.schema import SCHEMA_PATH, render
-from whcore.pipeline.contract.validation import validate_config
+from whcore.pipeline.config import ConfigError
+from whcore.pipeline.config.schema import SCHEMA_PATH, render
+from whcore.pipeline.config.validation import validate_config
 
 ROOT = Path(__file__).parents[3]
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
@@ -40,7 +40,7 @@ def validate(config: dict) -> None:
 def assert_own_dataset_refused(entry: str, key: str, words: str) -> None:
     """The tiny configuration with ``real.datasets`` set to ``entry`` is refused in one line that starts
     with the config ``key`` and says ``words``."""
-    from whcore.pipeline.contract.config import ConfigError
+    from whcore.pipeline.config import ConfigError
 
     config = changed("real.datasets", entry)
     config["real"]["runtime_dataset"] = next(iter(config["real"]["datasets"]))
@@ -157,7 +157,7 @@ def test_memory_limit_follows_the_estimate():
     """The check compares the footprint estimate with the limit it is given: a limit just
     below a job's estimate refuses it, one at the estimate accepts it."""
     from whcore.core.footprint import penalty_points, training_bytes
-    from whcore.pipeline.contract.validation import _check_memory
+    from whcore.pipeline.config.validation import _check_memory
 
     exp = {
         "seeds": [0, 1],
@@ -241,7 +241,7 @@ def alias_bomb(key: str, levels: int = 9) -> str:
     ],
 )
 def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_path, key, refused):
-    from whcore.pipeline.contract.validation import load_config
+    from whcore.pipeline.config.validation import load_config
     from whcore.pipeline.runtime.yaml_files import read_yaml
 
     path = tmp_path / "shared.yaml"  # aliases within the bound are ordinary YAML
@@ -259,7 +259,7 @@ def test_aliases_expanding_a_config_past_the_bound_are_refused_in_one_line(tmp_p
 
 
 def test_a_config_value_containing_itself_through_an_alias_is_refused(tmp_path):
-    from whcore.pipeline.contract.validation import load_config
+    from whcore.pipeline.config.validation import load_config
 
     path = tmp_path / "loop.yaml"
     path.write_text(TINY.read_text() + "epistasis:\n  datasets: &x [*x]\n")
@@ -279,7 +279,7 @@ def test_a_config_nested_too_deeply_is_refused_in_one_line(tmp_path):
 def test_the_schema_on_disk_is_generated_from_the_registries():
     """The file a reader sees is the schema in force: its registry part is current."""
     text = SCHEMA_PATH.read_text()
-    assert render(text) == text, "run python -m whcore.pipeline.contract.schema"
+    assert render(text) == text, "run python -m whcore.pipeline.config.schema"
     defs = yaml.safe_load(text)["$defs"]
     assert defs["methods"]["propertyNames"]["enum"] == list(METHOD_INFO)
     assert defs["baselines"]["propertyNames"]["enum"] == list(BASELINES)
@@ -291,7 +291,7 @@ def test_the_package_ships_the_workflows_schema():
     it), and in a checkout it is the workflow's own file, which Snakemake validates against
     (a link: one file, two places; a wheel holds its copy: envs/check_core.py)."""
     workflow = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
-    assert SCHEMA_PATH.parent == Path(contract.__file__).parent
+    assert SCHEMA_PATH.parent == Path(config_package.__file__).parent
     assert SCHEMA_PATH.is_symlink() and SCHEMA_PATH.resolve() == workflow
 
 
