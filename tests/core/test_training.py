@@ -390,6 +390,27 @@ def test_units_stacked_in_one_job_train_as_each_alone(vectorize):
     assert not np.allclose(first, second)
 
 
+def test_units_stacked_with_seeds_of_their_own_train_as_each_alone():
+    """Each unit may bring its own seeds (one list per unit): its members start from them,
+    as the unit trained alone with those seeds would."""
+    from whcore.core.training import train_grid
+
+    grid, config = [{}], TrainConfig(**{**FAST, "epochs": 4})
+    units, seeds = _units(2), [[3, 4], [7]]
+    stacked = train_grid(units, "standard", grid, seeds, config)
+    for u, (unit, own) in enumerate(zip(units, seeds)):
+        alone = train_grid(unit, "standard", grid, own, config)
+        mine = stacked[stacked["unit"] == u].reset_index(drop=True)
+        assert mine[["seed", "epoch"]].equals(alone[["seed", "epoch"]])
+        np.testing.assert_allclose(mine["val_mse"], alone["val_mse"], rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="3 lists of seeds for 2 data sets"):
+        train_grid(units, "standard", grid, [[0], [1], [2]], config)
+    with pytest.raises(ValueError, match="at least one training seed"):
+        train_grid(units, "standard", grid, [[0], []], config)
+    with pytest.raises(TypeError, match="got the int 3"):
+        train_grid(units, "standard", grid, 3, config)
+
+
 def test_units_of_other_shapes_are_refused():
     from whcore.core.training import train_grid
 

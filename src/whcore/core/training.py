@@ -194,7 +194,7 @@ def train_grid(
     data: Data | Sequence[Data],
     method: str,
     grid: Sequence[dict],
-    seeds: Sequence[int],
+    seeds: Sequence[int] | Sequence[Sequence[int]],
     config: TrainConfig,
     epoch_callback: Callable | None = None,
     log: Callable[[str], None] = print,
@@ -208,19 +208,12 @@ def train_grid(
 
     ``data`` may be a list of data sets of one shape (a cell's units: g* draws, subsamples):
     every (configuration, seed) is then trained on each, all in one stacked model, each member
-    on its own data, and the records gain a ``unit`` column (the data set's index). A member's
-    records equal those of its unit trained alone, up to float rounding: on a GPU one stack of
-    many small networks costs what one of few costs (docs/cost.md).
+    on its own data, and the records gain a ``unit`` column (the data set's index). ``seeds``
+    is then one list for every unit, or a list of lists, one per unit (a unit's networks start
+    from seeds derived from the unit, as its job alone would). A member's records equal those
+    of its unit trained alone, up to float rounding: on a GPU one stack of many small networks
+    costs what one of few costs (docs/cost.md).
     """
-    # seeds=3 could mean seed 3 or three seeds (and seeds=0 no seeds): neither is guessed
-    if isinstance(seeds, numbers.Integral):
-        raise TypeError(
-            f"seeds must be a list of seeds, one network each, got the int {seeds}; pass "
-            f"[{seeds}] for one network from seed {seeds}, or range(k) for k networks"
-        )
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("at least one training seed is needed")
     if not grid:
         raise ValueError("at least one configuration is needed")
     units = [data] if isinstance(data, Data) else list(data)
@@ -228,9 +221,9 @@ def train_grid(
         raise ValueError("at least one data set is needed (data is an empty list)")
     members = [
         Member(c, dict(params), s, u)
-        for u in range(len(units))
+        for u, unit_seeds in enumerate(_seeds_per_unit(seeds, len(units)))
         for c, params in enumerate(grid)
-        for s in seeds
+        for s in unit_seeds
     ]
     stacks = [members] if config.vectorize else [[m] for m in members]
     progress = Progress(config.epochs, len(stacks))
@@ -241,6 +234,36 @@ def train_grid(
     import pandas as pd
 
     return pd.concat(frames, ignore_index=True)
+
+
+def _seed_list(seeds) -> list[int]:
+    # seeds=3 could mean seed 3 or three seeds (and seeds=0 no seeds): neither is guessed
+    if isinstance(seeds, numbers.Integral):
+        raise TypeError(
+            f"seeds must be a list of seeds, one network each, got the int {seeds}; pass "
+            f"[{seeds}] for one network from seed {seeds}, or range(k) for k networks"
+        )
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("at least one training seed is needed")
+    return seeds
+
+
+def _seeds_per_unit(seeds, units: int) -> list[list[int]]:
+    """``train_grid``'s ``seeds``, one list per unit: a list of seeds is every unit's."""
+    nested = (
+        not isinstance(seeds, numbers.Integral)
+        and len(seeds) > 0
+        and all(isinstance(s, Sequence) for s in seeds)
+    )
+    if not nested:
+        return [_seed_list(seeds)] * units
+    if len(seeds) != units:
+        raise ValueError(
+            f"seeds: {len(seeds)} lists of seeds for {units} data sets; give one list per data "
+            "set, or one list for all"
+        )
+    return [_seed_list(s) for s in seeds]
 
 
 def _precision(config: TrainConfig, device: torch.device):

@@ -33,7 +33,9 @@ __all__ = [
     "SpecError",
     "device_options",
     "optional",
+    "parse_spec",
     "read_spec",
+    "set_up_device",
 ]
 
 DEVICE_ENV = "WHCORE_DEVICE"
@@ -48,17 +50,24 @@ def optional(default):
     return dataclasses.field(default=default, metadata={"optional": True})
 
 
+def parse_spec(text: str | Path) -> tuple[str, object]:
+    """(where it came from, what it holds) of a spec given as a JSON string or as the path of a
+    YAML/JSON file; ``read_spec`` checks that it is a mapping."""
+    if isinstance(text, str) and text.lstrip().startswith(("{", "[")):
+        try:
+            return "--spec", json.loads(text)
+        except json.JSONDecodeError as err:
+            raise SpecError(f"--spec: not valid JSON ({err})") from None
+    return str(text), read_yaml(text, "spec file", SpecError)
+
+
 def read_spec(text: str | Path) -> dict:
     """A spec given as a JSON string or as the path of a YAML/JSON file, as a mapping (its
     kind checks its fields)."""
-    if isinstance(text, str) and text.lstrip().startswith("{"):
-        source = "--spec"
-        try:
-            spec = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise SpecError(f"--spec: not valid JSON ({err})") from None
-    else:
-        source, spec = str(text), read_yaml(text, "spec file", SpecError)
+    return _mapping(*parse_spec(text))
+
+
+def _mapping(source: str, spec) -> dict:
     if not isinstance(spec, dict):
         raise SpecError(f"{source}: a spec must be a mapping of fields, got {type(spec).__name__}")
     return spec
@@ -311,14 +320,14 @@ class JobSpec(Fields):
         spec = cls.read(args.spec)
         outputs = Outputs(spec)
         if cls.DEVICE:
-            _set_up_device(args)
+            set_up_device(args)
         spec.run(args, outputs)
 
     @classmethod
     def read(cls, text: str | Path):
         """The spec of ``--spec`` (a JSON string or a YAML/JSON file's path)."""
-        source = "--spec" if isinstance(text, str) and text.lstrip().startswith("{") else str(text)
-        return cls.from_dict(read_spec(text), source)
+        source, spec = parse_spec(text)
+        return cls.from_dict(_mapping(source, spec), source)
 
     def to_json(self) -> str:
         return canonical_json(self.to_dict())
@@ -345,7 +354,7 @@ def device_options(parser) -> None:
     )
 
 
-def _set_up_device(args) -> None:
+def set_up_device(args) -> None:
     """The job's threads and its device, chosen once (``args.device`` becomes the device's
     name, e.g. ``cuda:1`` for a GPU claimed among several)."""
     import torch

@@ -34,6 +34,7 @@ import dataclasses
 import math
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ import pandas as pd
 from ...core.methods import METHOD_INFO, PRECISIONS, configuration_schema
 from ...core.settings import TrainConfig
 from ..analyses.grids import param_tag
-from .spec import DataSplit, Fields, JobSpec, SpecError
+from .spec import DataSplit, Fields, JobSpec, SpecError, parse_spec, set_up_device
 
 if TYPE_CHECKING:
     from ...data.synthetic import SparseTarget
@@ -55,6 +56,8 @@ __all__ = [
     "TrainSpec",
     "Training",
     "configuration_file",
+    "read_cell",
+    "run_cell",
     "run_job",
     "spectrum_callback",
     "training_defaults",
@@ -174,27 +177,57 @@ class TrainSpec(JobSpec):
             help=f"a progress line every k epochs, 0: none (default: ${LOG_EVERY_ENV} or 10)",
         )
 
-    def run(self, args, outputs) -> None:
-        from ..runtime.provenance import provenance
+    @classmethod
+    def execute(cls, args) -> None:
+        """A job, or the jobs of one cell (``--spec`` a list of specs: ``run_cell``): every
+        job's outputs checked (the guarded writer) before any work."""
+        from .writer import Outputs
 
-        print(
-            f"training {len(self.grid)} configuration(s) x {len(self.training.seeds)} "
-            f"seed(s) on {args.device}",
-            flush=True,
-        )
-        start = time.perf_counter()
-        results = run_job(self, args.device, args.log_every, log=lambda m: print(m, flush=True))
-        meta = {"wall_time": time.perf_counter() - start, "provenance": provenance(args.device)}
-        _write(results, outputs, meta)
-        for result in results:
-            print(
-                f"wrote {configuration_file(self.outputs['records'], result.params)}: "
-                f"{_summary(result.records)}"
-            )
-        print(f"{meta['wall_time']:.1f}s")
+        specs = read_cell(args.spec)
+        outputs = [Outputs(spec) for spec in specs]
+        set_up_device(args)
+        _train(specs, outputs, args)
+
+    def run(self, args, outputs) -> None:
+        _train([self], [outputs], args)
 
 
 Spec = TrainSpec
+
+
+def read_cell(text: str | Path) -> list[TrainSpec]:
+    """The specs of ``--spec``: one job's (a mapping), or a cell's jobs (a list of them)."""
+    source, value = parse_spec(text)
+    if not isinstance(value, list):
+        return [TrainSpec.read(text)]
+    if not value:
+        raise SpecError(f"{source}: an empty list of specs; give a job's spec or a cell's")
+    return [TrainSpec.from_dict(item, f"{source}: job {i}") for i, item in enumerate(value)]
+
+
+def _train(specs: list[TrainSpec], outputs: list, args) -> None:
+    """Train a job or a cell's jobs and write each job's outputs as the job alone would (its
+    spec in their metadata; a cell's wall time shared equally by its jobs)."""
+    from ..runtime.provenance import provenance
+
+    jobs = f"{len(specs)} jobs of one cell, each " if len(specs) > 1 else ""
+    print(
+        f"training {jobs}{len(specs[0].grid)} configuration(s) x {len(specs[0].training.seeds)} "
+        f"seed(s) on {args.device}",
+        flush=True,
+    )
+    start = time.perf_counter()
+    cell = run_cell(specs, args.device, args.log_every, log=lambda m: print(m, flush=True))
+    wall_time = time.perf_counter() - start
+    meta = {"wall_time": wall_time / len(specs), "provenance": provenance(args.device)}
+    for spec, writer, results in zip(specs, outputs, cell):
+        _write(results, writer, meta)
+        for result in results:
+            print(
+                f"wrote {configuration_file(spec.outputs['records'], result.params)}: "
+                f"{_summary(result.records)}"
+            )
+    print(f"{wall_time:.1f}s")
 
 
 def configuration_file(folder: str | Path, params: dict) -> Path:
@@ -234,27 +267,51 @@ class ConfigurationResult:
     spectra: pd.DataFrame | None
 
 
-def spectrum_callback(target: SparseTarget, scale: float):
+def spectrum_callback(target: SparseTarget | Sequence[SparseTarget], scale: float | Sequence):
     """Per-epoch exact spectral metrics; spectra are rescaled by ``scale`` (k in the paper,
     so that unit target amplitudes read 1). Also keeps every member's spectrum per epoch, keyed
-    by (configuration, seed, epoch), for the heatmaps.
+    by (unit, configuration, seed, epoch), for the heatmaps.
 
-    Returns ``(callback, spectra)``: the callback that ``train`` / ``train_grid`` call after
-    every epoch (``callback(model, epoch, members)`` -> the metrics of each member), and the
-    dict it fills."""
+    ``target`` may be a list of g* (a cell's units, with a ``scale`` each): each member is
+    measured against its unit's; a metric one unit's g* has and another's lacks (a degree or
+    frequency of its support) is NaN for the other's members, and ``columns[unit]`` lists the
+    metrics of each unit, in the order a job of that unit alone gives them.
+
+    Returns ``(callback, spectra, columns)``: the callback that ``train`` / ``train_grid``
+    call after every epoch (``callback(model, epoch, members)`` -> the metrics of each
+    member), and the dicts it fills."""
+    import torch
+
     from ...core.spectrum import dense_target_spectrum, exact_spectrum, spectral_metrics
 
-    n = target.n
-    dense = dense_target_spectrum(target.coefficients(), n) * scale
-    spectra: dict[tuple[int, int, int], np.ndarray] = {}
+    targets = list(target) if isinstance(target, (list, tuple)) else [target]
+    scales = list(scale) if isinstance(scale, (list, tuple)) else [scale] * len(targets)
+    n = targets[0].n
+    if any(t.n != n for t in targets) or len(scales) != len(targets):
+        raise ValueError("the g* of one stacked job must share n, with one scale each")
+    dense = [dense_target_spectrum(t.coefficients(), n) * k for t, k in zip(targets, scales)]
+    spectra: dict[tuple[int, int, int, int], np.ndarray] = {}
+    columns: dict[int, list[str]] = {}
 
     def callback(model, epoch, members):
-        spectrum = (exact_spectrum(model, n).cpu() * scale).reshape(-1, 2**n)
-        for member, values in zip(members, spectrum.float().numpy()):
-            spectra[member.config, member.seed, epoch] = values
-        return spectral_metrics(spectrum, dense, n)
+        flat = exact_spectrum(model, n).cpu().reshape(-1, 2**n)
+        units = np.array([member.unit for member in members])
+        merged: dict = {}
+        for unit, (values, k) in enumerate(zip(dense, scales)):
+            rows = np.flatnonzero(units == unit)
+            spectrum = flat[torch.as_tensor(rows)] * k
+            for member, row in zip([members[r] for r in rows], spectrum.float().numpy()):
+                spectra[member.unit, member.config, member.seed, epoch] = row
+            metrics = spectral_metrics(spectrum, values, n)
+            columns[unit] = list(metrics)
+            if len(dense) == 1:
+                return metrics
+            for key, value in metrics.items():
+                merged.setdefault(key, torch.full((len(members),), torch.nan, dtype=value.dtype))
+                merged[key][torch.as_tensor(rows)] = value
+        return merged
 
-    return callback, spectra
+    return callback, spectra, columns
 
 
 def _spearman_callback(x_test: np.ndarray, y_test: np.ndarray):
@@ -289,35 +346,91 @@ def run_job(
     column per frequency. A record's ``seed`` is the spec's training seed; the network started
     from ``model_seed``, that seed derived for the job's unit (``training_seed``).
     """
+    return run_cell([spec], device, log_every, log)[0]
+
+
+def run_cell(
+    specs: Sequence[TrainSpec], device: str = "auto", log_every: int = 0, log=print
+) -> list[list[ConfigurationResult]]:
+    """Train the jobs of one cell (``specs`` that differ only in their data, labels and
+    outputs: a cell's units, g* draws or subsamples of one shape) as one stacked model; per
+    spec, what ``run_job`` gives for it alone: its networks start from its unit's seeds and
+    are measured against its own g*. Its numbers equal the job's alone up to float rounding;
+    its records' ``stack_size`` and per-member times are the cell's (docs/cost.md)."""
     from ...core.training import train_grid
     from ...data.loading import load_job_data, training_seed
 
-    data, target, unit = load_job_data(spec.data)
-    identity = spec.data.identity(data)
-    label_of = {training_seed(unit, s): int(s) for s in spec.training.seeds}
-    seeds = list(label_of)
-    settings = spec.training.config(device, log_every)
-    callback, spectra = None, None
-    if spec.spectrum:
-        if target is None:
+    first = _check_cell(specs)
+    loaded = [load_job_data(spec.data) for spec in specs]
+    data = [split for split, _, _ in loaded]
+    labels_of = [
+        {training_seed(unit, s): int(s) for s in first.training.seeds} for *_, unit in loaded
+    ]
+    settings = first.training.config(device, log_every)
+    callback, spectra, columns = None, None, {}
+    if first.spectrum:
+        targets = [target for _, target, _ in loaded]
+        if any(target is None for target in targets):
             raise ValueError("spectrum: true needs synthetic data (a known target spectrum)")
-        callback, spectra = spectrum_callback(target, scale=float(target.k))
-    if spec.data.folds is not None:  # a held-out fold of ProteinGym's protocol
+        scales = [float(target.k) for target in targets]
+        callback, spectra, columns = spectrum_callback(targets, scales)
+    if first.data.folds is not None:  # a held-out fold of ProteinGym's protocol
         # The held-out fold's rows carry substitutions no training row has: the networks fit
         # on the columns that vary over their training rows, as the leaderboard mode's do.
-        data = _on_varying_columns(data, spec)
-        callback = _spearman_callback(data.x_test, data.y_test)
-    grid = spec.grid
-    records = train_grid(data, spec.method, grid, seeds, settings, callback, log)
+        data = [_on_varying_columns(data[0], first)]
+        callback = _spearman_callback(data[0].x_test, data[0].y_test)
+    seeds = [list(label_of) for label_of in labels_of]
+    if len(specs) == 1:  # one data set: records as a job's alone, without a unit column
+        records = train_grid(data[0], first.method, first.grid, seeds[0], settings, callback, log)
+        records = records.assign(unit=0)
+    else:
+        records = train_grid(data, first.method, first.grid, seeds, settings, callback, log)
+    return [
+        _job_results(spec, data[unit], records, unit, labels_of[unit], spectra, columns)
+        for unit, spec in enumerate(specs)
+    ]
+
+
+def _check_cell(specs: Sequence[TrainSpec]) -> TrainSpec:
+    """The first of ``specs``, once they are one cell: the same method, grid, training and
+    spectral metrics, other outputs; a held-out fold trains alone."""
+    if not specs:
+        raise ValueError("a cell needs at least one training job")
+    first = specs[0]
+    shared = ("method", "grid", "training", "spectrum")
+    for spec in specs[1:]:
+        for name in shared:
+            if getattr(spec, name) != getattr(first, name):
+                raise ValueError(
+                    f"the jobs of one cell differ in {name} ({spec.outputs['records']} and "
+                    f"{first.outputs['records']}): train them as separate jobs"
+                )
+    if len(specs) > 1 and any(spec.data.folds is not None for spec in specs):
+        raise ValueError("a held-out fold of ProteinGym's protocol trains as a job of its own")
+    written = [path for spec in specs for path in spec.written()]
+    if len(set(written)) < len(written):
+        raise ValueError(f"the jobs of one cell write the same output twice: {sorted(written)}")
+    return first
+
+
+def _job_results(spec, data, records, unit, label_of, spectra, columns):
+    """One job's results from its cell's records: its unit's rows and metrics, one result
+    per configuration."""
+    identity = spec.data.identity(data)
+    mine = records[records["unit"] == unit].drop(columns="unit")
+    if len(columns) > 1:  # a cell's: its own metrics only, in the order it alone has them
+        kept = [c for c in mine.columns if c not in {k for ks in columns.values() for k in ks}]
+        at = kept.index("status")
+        mine = mine[kept[:at] + columns[unit] + kept[at:]]
     results = []
-    for index, params in enumerate(grid):
-        mine = records[records["config"] == index].drop(columns="config")
-        mine = mine.reset_index(drop=True).assign(**_identity(spec, params, identity))
-        frame = None if spectra is None else _spectra_frame(spectra, index, mine)
-        mine = mine.assign(model_seed=mine["seed"], seed=mine["seed"].map(label_of))
-        if frame is not None:
-            frame["seed"] = frame["seed"].map(label_of)
-        results.append(ConfigurationResult(params, mine, frame))
+    for index, params in enumerate(spec.grid):
+        frame = mine[mine["config"] == index].drop(columns="config")
+        frame = frame.reset_index(drop=True).assign(**_identity(spec, params, identity))
+        spectra_frame = None if spectra is None else _spectra_frame(spectra, unit, index, frame)
+        frame = frame.assign(model_seed=frame["seed"], seed=frame["seed"].map(label_of))
+        if spectra_frame is not None:
+            spectra_frame["seed"] = spectra_frame["seed"].map(label_of)
+        results.append(ConfigurationResult(params, frame, spectra_frame))
     return results
 
 
@@ -341,10 +454,10 @@ def _identity(spec: TrainSpec, params: dict, split: dict) -> dict:
     return {**spec.labels, "method": spec.method, **typed, **split}
 
 
-def _spectra_frame(spectra: dict, index: int, records: pd.DataFrame) -> pd.DataFrame:
+def _spectra_frame(spectra: dict, unit: int, index: int, records: pd.DataFrame) -> pd.DataFrame:
     """Wide table of one configuration's spectra at the (seed, epoch) rows it recorded."""
     keys = list(zip(records["seed"], records["epoch"]))
-    values = np.stack([spectra[index, seed, epoch] for seed, epoch in keys])
+    values = np.stack([spectra[unit, index, seed, epoch] for seed, epoch in keys])
     frame = pd.DataFrame(values, columns=[f"f{i}" for i in range(values.shape[1])])
     frame.insert(0, "epoch", [epoch for _, epoch in keys])
     frame.insert(0, "seed", [seed for seed, _ in keys])
