@@ -227,6 +227,37 @@ def test_tiny_run_makes_every_figure_and_the_claims(tiny_run):
     assert list((tiny_run / "results").rglob(".*.tmp")) == []  # no half-written files
 
 
+def test_stacked_units_train_each_cell_as_one_job_with_the_same_numbers(
+    tiny_run, tmp_path, data_mirror
+):
+    """With stack_units a spectrum cell (the tiny run's two g* draws) trains as one job: one
+    cell job per method group and train size, each unit's log where its job writes it, and the
+    per-epoch table of the tiny run's jobs trained one by one, up to float rounding."""
+    import numpy as np
+    import pandas as pd
+
+    config = yaml.safe_load(TINY.read_text())
+    config["stack_units"] = True
+    path = tmp_path / "stacked.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    table = "results/tiny/tables/spectrum_epochs.parquet"
+    env = {"WHCORE_DATA_MIRROR": str(data_mirror)}
+    args = ("--cores", "2", "--configfile", str(path), table)
+    counts = job_counts(snakemake("-n", *args, workdir=tmp_path, env=env).stdout)
+    assert counts["train_spectrum_cell"] == 5 * 2 and "train_spectrum" not in counts
+    snakemake(*args, workdir=tmp_path, env=env)
+    logs = sorted((tmp_path / "logs/tiny/runs/spectrum").rglob("*.log"))
+    assert len(logs) == 2 * 5 * 2
+    assert all("training 2 jobs of one cell" in log.read_text() for log in logs)
+    stacked, alone = pd.read_parquet(tmp_path / table), pd.read_parquet(tiny_run / table)
+    assert list(stacked.columns) == list(alone.columns) and len(stacked) == len(alone)
+    keys = ["dataset", "variant", "train_size", "data_seed", "seed", "epoch"]
+    stacked, alone = (t.sort_values(keys).reset_index(drop=True) for t in (stacked, alone))
+    assert stacked[keys].equals(alone[keys])
+    measured = [c for c in alone.columns if c.startswith(("sae_", "energy_deg", "val_"))]
+    np.testing.assert_allclose(stacked[measured], alone[measured], rtol=1e-4, atol=1e-6)
+
+
 def test_tiny_run_is_complete_and_figure_code_reruns_only_its_figures(tiny_run):
     nothing = snakemake("-n", "--configfile", str(TINY), workdir=tiny_run).stdout
     assert "Nothing to be done" in nothing

@@ -15,6 +15,7 @@ rule train:
         LAYOUT.log(LAYOUT.records),
     wildcard_constraints:
         experiment="synthetic|real",
+        dataset=WILDCARDS.trained_alone,
         method=WILDCARDS.methods,
         group=r"[^/]+",
         size=r"\d+",
@@ -45,6 +46,7 @@ use rule train as train_spectrum with:
     log:
         LAYOUT.log(SPECTRUM_RECORDS),
     wildcard_constraints:
+        dataset=WILDCARDS.trained_alone,
         method=WILDCARDS.methods,
         group=r"[^/]+",
         size=r"\d+",
@@ -77,3 +79,43 @@ use rule train as train_proteingym with:
         runtime=minutes_per_attempt(240),
     params:
         spec=CONTRACT.spec_of(LAYOUT.proteingym_records),
+
+
+# With stack_units, the jobs of a cell (its units: the g* draws of one setting, the subsamples of
+# one real dataset and train size) train as one job: a rule per experiment whose outputs are
+# the folders of a cell's units (a large cell: several rules, cells.MAX_UNITS), its params
+# their specs as a list (whcore train takes both).
+# The rules above serve the datasets no cell holds (WILDCARDS.trained_alone).
+for cells in CONTRACT.cells:
+
+    rule:
+        """Train the jobs of one cell (its units) as one stacked model."""
+        name:
+            cells.rule
+        input:
+            CONTRACT.cell_inputs_of(cells),
+        output:
+            **{
+                role: [directory(path) for path in paths]
+                for role, paths in cells.outputs(LAYOUT).items()
+            },
+        log:
+            cells.logs(LAYOUT),
+        wildcard_constraints:
+            n=r"\d+",
+            dataset=r"[^/]+",
+            method=WILDCARDS.methods,
+            group=r"[^/]+",
+            size=r"\d+",
+            dseed=r"\d+",
+        conda:
+            ENV
+        threads: config["train_threads"]
+        resources:
+            gpu=GPU,
+            mem_mb=CONTRACT.cell_mem_mb_of(cells),
+            runtime=minutes_per_attempt(240),
+        params:
+            spec=CONTRACT.cell_spec_of(cells),
+        shell:
+            "whcore train --spec {params.spec:q} --threads {threads} 2>&1 | tee {log:q} > /dev/null"

@@ -108,6 +108,7 @@ class Wildcards:
     leaderboard_datasets: str  # scored by ProteinGym's leaderboard mode
     proteingym_datasets: str  # under ProteinGym's supervised protocol
     schemes: str  # the protocol's split schemes
+    trained_alone: str  # whose training jobs run one each, not in a cell (stack_units)
 
     @classmethod
     def of(cls, config: dict, contract: Contract) -> Wildcards:
@@ -128,6 +129,7 @@ class Wildcards:
             leaderboard_datasets=alternatives(leaderboard_datasets(config)),
             proteingym_datasets=alternatives(protocol),
             schemes=alternatives(sorted({s for schemes in protocol.values() for s in schemes})),
+            trained_alone=alternatives(contract.trained_alone()),
         )
 
 

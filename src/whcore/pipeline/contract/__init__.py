@@ -17,8 +17,11 @@ from pathlib import Path
 from ..config.validation import load_config
 from ..experiments import own_data_only
 from ..jobs import KINDS
+from ..runtime.canonical import canonical_json
+from ..runtime.layout import matches
 from .analyses import add_analyses
-from .base import Job, Plan
+from .base import Job, Plan, memory_mb
+from .cells import Cells
 from .real import add_epistasis, add_own_data, add_real
 from .reports import add_reports, aggregate_inputs
 from .synthetic import add_spectrum, add_synthetic
@@ -98,6 +101,52 @@ class Contract(Plan):
 
     def inputs_of(self, pattern: str):
         return lambda wildcards: list(self.job(pattern.format(**wildcards)).inputs)
+
+    def cell_jobs(self, cells: Cells, wildcards) -> list[Job]:
+        """The jobs of the cell that the rule of ``cells`` runs for ``wildcards``, in the
+        cell's order."""
+        patterns = cells.outputs(self.layout)["records"]
+        return [self.job(pattern.format(**wildcards)) for pattern in patterns]
+
+    def cell_spec_of(self, cells: Cells):
+        """A params function for a cell's rule: wildcards -> its jobs' specs, a JSON list."""
+        return lambda wildcards: canonical_json(
+            [job.spec.to_dict() for job in self.cell_jobs(cells, wildcards)]
+        )
+
+    def cell_inputs_of(self, cells: Cells):
+        return lambda wildcards: sorted(
+            {path for job in self.cell_jobs(cells, wildcards) for path in job.inputs}
+        )
+
+    def cell_mem_mb_of(self, cells: Cells, unknown: int = 8000):
+        """As ``mem_mb_of``, for a cell's rule: its jobs' networks in one process."""
+
+        def mem_mb(wildcards, attempt):
+            jobs = self.cell_jobs(cells, wildcards)
+            spec = jobs[0].spec
+            table = self.footprints.get(spec.outputs["records"])
+            if table is None:
+                return attempt * unknown
+            return attempt * memory_mb(
+                spec.method, spec.grid, spec.training, *table, units=len(jobs)
+            )
+
+        return mem_mb
+
+    def trained_alone(self) -> list[str]:
+        """The datasets whose training jobs run one job each: those no cell holds."""
+        celled = [
+            pattern for cells in self.cells for pattern in cells.outputs(self.layout)["records"]
+        ]
+        alone, held = set(), set()
+        for path, job in self.jobs.items():
+            if job.kind == "train" and matches(self.layout.records, path):
+                dataset = job.labels["dataset"]
+                (held if any(matches(p, path) for p in celled) else alone).add(dataset)
+        if alone & held:  # the rules tell a cell's jobs by their dataset
+            raise ValueError(f"datasets with jobs in cells and alone: {sorted(alone & held)}")
+        return sorted(alone)
 
     def targets(self) -> list[str]:
         """What `all` builds: every final output (each figure's PDF and PNG, every table, the

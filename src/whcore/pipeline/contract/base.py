@@ -11,6 +11,7 @@ from ..jobs import JobSpec
 from ..jobs.train import TrainSpec
 from ..runtime.canonical import canonical
 from ..runtime.layout import Layout
+from .cells import Cells
 
 __all__ = ["Job", "Plan"]
 
@@ -41,13 +42,13 @@ class Job:
         return self.spec.to_json()
 
 
-def memory_mb(method: str, grid: list[dict], training, rows: int, n: int) -> int:
+def memory_mb(method: str, grid: list[dict], training, rows: int, n: int, units: int = 1) -> int:
     """The memory a training job asks a scheduler for (``whcore.core.footprint``), from its
-    training settings (a ``jobs.train.Training``) and the (rows, n) of its table."""
-    members = len(training.seeds) * len(grid) if training.vectorize else 1
-    return job_memory_mb(
-        n, training.width, members, step_rows(method, grid, n, training.batch_size), rows * (n + 1)
-    )
+    training settings (a ``jobs.train.Training``) and the (rows, n) of its table; ``units``:
+    the jobs of a cell trained as one (``cells``), each with its own table."""
+    members = units * len(training.seeds) * len(grid) if training.vectorize else 1
+    step = step_rows(method, grid, n, training.batch_size)
+    return job_memory_mb(n, training.width, members, step, units * rows * (n + 1))
 
 
 class Plan:
@@ -58,6 +59,9 @@ class Plan:
         self.layout = Layout(config["run_name"])
         self.jobs: dict[str, Job] = {}
         self.targets_of: dict[str, dict[str, dict]] = {}  # experiment -> g* draw -> its spec
+        # the rules whose cells' jobs run as one (config key stack_units)
+        self.cells: list[Cells] = []
+        self.footprints: dict[str, tuple[int, int]] = {}  # training job -> (rows, n) of its table
 
     def add(
         self,
@@ -144,6 +148,16 @@ class Plan:
         if table is not None:
             memory = memory_mb(method, params_list, job.spec.training, *table)
             self.jobs[path] = replace(job, mem_mb=memory)
+            self.footprints[path] = table
+
+    def stack(self, cells: Cells) -> None:
+        """Run the jobs of each cell of an experiment as one, where the config asks for it
+        (``stack_units``) and a cell holds several units."""
+        planned = any(
+            job.labels.get("experiment") == cells.experiment for job in self.jobs.values()
+        )
+        if self.config["stack_units"] and len(cells.units) > 1 and planned:
+            self.cells += cells.split()
 
     def real_data(self, name: str, ds: dict, size: int, dseed: int) -> dict:
         """The split of a real dataset: networks and baselines read exactly this."""

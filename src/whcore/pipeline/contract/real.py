@@ -25,6 +25,7 @@ from ..jobs.leaderboard import LeaderboardSpec, network_settings
 from ..jobs.train import training_defaults
 from ..runtime.layout import Layout
 from .base import Plan
+from .cells import Cells
 
 __all__ = ["add_epistasis", "add_real", "add_own_data"]
 
@@ -119,6 +120,8 @@ def add_real(plan: Plan) -> None:
                 runtime=name == real["runtime_dataset"],
                 table=(REGISTRY[name].rows, REGISTRY[name].n) if name in REGISTRY else None,
             )
+    # A cell: the subsamples (data seeds) of one dataset and train size.
+    plan.stack(Cells("real", "dseed", tuple(str(d) for d in range(real["data_seeds"]))))
     for name, scheme, fold in _protocol_folds(config):
         ds = dataset_settings(config, name)
         for group in training_groups(ds["methods"]):

@@ -8,6 +8,7 @@ import itertools
 from ..analyses.grids import training_groups
 from ..jobs.target import TargetSpec
 from .base import Plan
+from .cells import Cells
 
 __all__ = ["add_spectrum", "add_synthetic"]
 
@@ -70,6 +71,7 @@ def add_spectrum(plan: Plan) -> None:
             runtime=False,
             table=(2 ** exp["n"], exp["n"]),
         )
+    plan.stack(Cells("spectrum", "dataset", tuple(plan.targets_of["spectrum"])))
 
 
 def add_synthetic(plan: Plan) -> None:
@@ -124,3 +126,6 @@ def add_synthetic(plan: Plan) -> None:
             runtime=target["seed"] == timed_draw,
             table=(size + data["val_size"] + data["test_size"], target["n"]),
         )
+    # A cell: the draws of one n, c and data seed but the timed one (one model at a time).
+    draws = [f"n{{n}}_draw{draw}" for draw in range(exp["draws"]) if draw != timed_draw]
+    plan.stack(Cells("synthetic", "dataset", tuple(draws)))

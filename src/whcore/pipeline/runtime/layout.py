@@ -8,7 +8,16 @@ shared by every run under ``resources/``. Paths are patterns with Snakemake wild
 
 from __future__ import annotations
 
-__all__ = ["Layout"]
+__all__ = ["Layout", "matches"]
+
+
+def matches(pattern: str, path: str) -> bool:
+    """Whether ``path`` is an instance of ``pattern``, each wildcard one path component (or
+    part of one)."""
+    import re
+
+    pieces = re.split(r"\{\w+\}", pattern)  # the literal text between the wildcards
+    return re.fullmatch("[^/]+".join(map(re.escape, pieces)), path) is not None
 
 
 class Layout:
@@ -68,13 +77,7 @@ class Layout:
 
     def writes(self, path: str) -> bool:
         """Whether ``path`` is one a job of this run writes, by its pattern (``patterns``)."""
-        import re
-
-        for pattern in self.patterns():
-            pieces = re.split(r"\{\w+\}", pattern)  # the literal text between the wildcards
-            if re.fullmatch("[^/]+".join(map(re.escape, pieces)), path):
-                return True
-        return False
+        return any(matches(pattern, path) for pattern in self.patterns())
 
     def log(self, pattern: str) -> str:
         """The log file of the job writing ``pattern`` (same wildcards, under logs/<run>/)."""

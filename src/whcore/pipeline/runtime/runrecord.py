@@ -33,7 +33,15 @@ __all__ = [
 
 RECORD = "configuration.json"  # under results/<run>/
 # Keys that never change a result (and the request to replace a run): no part of the digest.
-RUNTIME_KEYS = ("log_every", "data_mirror", "device", "train_threads", "replace_run")
+# How the jobs run (stack_units: a cell's jobs as one) is one of them: each job's spec is the same.
+RUNTIME_KEYS = (
+    "log_every",
+    "data_mirror",
+    "device",
+    "train_threads",
+    "stack_units",
+    "replace_run",
+)
 OVERRIDES = " and --config"  # a source's mark of settings given on the command line
 
 
