@@ -5,7 +5,7 @@ Run in the working folder of a finished run (the one holding .snakemake/ and res
 
     python benchmarks/bench_units.py --configfile config/faithful.yaml [--jobs 3] [--epochs 2]
 
-Three measurements, each against a baseline taken in the same run:
+Four measurements, each against a baseline taken in the same run:
 1. **A unit's cost today**, from Snakemake's records of the run's jobs
    (``whcore.pipeline.claims.costs``): wall seconds per unit of each experiment, and the jobs
    per unit (a unit is one more g* draw or subsample in every cell of the experiment).
@@ -14,7 +14,11 @@ Three measurements, each against a baseline taken in the same run:
    process (today's way; the baseline), then all of them in one Python process (start-up paid
    once). The difference per job is what a process per job costs beyond its work: interpreter,
    imports (PyTorch and the optimizer's lazy import of its compiler), device set-up.
-3. **The arithmetic.** One training step of the spectrum network (n = 10, width 10, 8 networks
+3. **A cell's jobs as one** (``stack_units``): one cell of each experiment, its jobs cut to
+   ``--epochs`` epochs, each as its own ``whcore train`` process (the baseline) against the cell
+   as one process (``whcore train --spec`` with their specs as a list: start-up once, one
+   stacked model), in CPU-seconds.
+4. **The arithmetic.** One training step of the spectrum network (n = 10, width 10, 8 networks
    stacked, HashWH b = 8: 256 points) in GFLOP/s, against this thread's fp32 matmul roof
    (``torch.mm`` of 1024 x 1024 matrices) measured in the same run.
 
@@ -38,12 +42,14 @@ from collections import defaultdict
 from pathlib import Path
 
 import torch
+import yaml
 
 from whcore.pipeline.claims import plan
 from whcore.pipeline.claims.costs import experiment_of, job_seconds
 from whcore.pipeline.cli import main as whcore_main
 from whcore.pipeline.contract import load_contract
 from whcore.pipeline.experiments import cost_rules, unit_keys
+from whcore.pipeline.runtime.layout import matches, wildcards_of
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -78,14 +84,46 @@ def sample_specs(contract, per_experiment: int, epochs: int, tmp: Path) -> list[
             continue
         if not Path(job.spec.data.path).exists():
             continue  # a real dataset the run has not binarized (or a g* it has not drawn)
-        spec = copy.deepcopy(job.spec.to_dict())
-        spec["training"].update(epochs=epochs, patience=None)
-        spec["outputs"] = {
-            name: str(tmp / f"job{sum(map(len, chosen.values()))}" / name)
-            for name in spec["outputs"]
-        }
-        chosen[experiment].append(json.dumps(spec))
+        folder = tmp / f"job{sum(map(len, chosen.values()))}"
+        chosen[experiment].append(json.dumps(cut(job.spec, epochs, folder)))
     return [(e, s) for e, specs in chosen.items() for s in specs]
+
+
+def cut(spec, epochs: int, folder: Path) -> dict:
+    """A training job's spec cut to ``epochs`` epochs, its outputs under ``folder``."""
+    spec = copy.deepcopy(spec.to_dict())
+    spec["training"].update(epochs=epochs, patience=None)
+    spec["outputs"] = {name: str(folder / name) for name in spec["outputs"]}
+    return spec
+
+
+def sample_cells(configfile: str, epochs: int, tmp: Path) -> list[tuple[str, list[str]]]:
+    """(experiment, the specs of one cell) for each experiment whose jobs ``stack_units``
+    runs as cells, their epochs cut to ``epochs`` and their outputs under ``tmp``."""
+    config = yaml.safe_load(Path(configfile).read_text())
+    contract = load_contract({**config, "stack_units": True}, str(SCHEMA))
+    chosen = []
+    for cells in contract.cells:
+        pattern = cells.outputs(contract.layout)["records"][0]
+        first = next(path for path in sorted(contract.jobs) if matches(pattern, path))
+        jobs = contract.cell_jobs(cells, wildcards_of(pattern, first))
+        if all(Path(job.spec.data.path).exists() for job in jobs):
+            folders = [tmp / f"{cells.rule}_{index}" for index in range(len(jobs))]
+            specs = [json.dumps(cut(j.spec, epochs, f)) for j, f in zip(jobs, folders)]
+            chosen.append((cells.experiment, specs))
+    return chosen
+
+
+def one_process_per_cell(cells, tmp: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of each cell's jobs as one `whcore train` process (stack_units)."""
+    specs = [(e, spec) for e, cell in cells for spec in cell]
+    fresh(specs, tmp)
+    cpu0, wall0 = cpu_seconds(resource.RUSAGE_CHILDREN), time.perf_counter()
+    for _, cell in cells:
+        cell_spec = "[" + ",".join(cell) + "]"
+        command = [sys.executable, "-m", "whcore.pipeline.cli", "train", "--spec", cell_spec]
+        subprocess.run([*command, "--threads", "1"], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - wall0, cpu_seconds(resource.RUSAGE_CHILDREN) - cpu0
 
 
 def fresh(specs: list[tuple[str, str]], tmp: Path) -> None:
@@ -188,6 +226,17 @@ def main() -> None:
             f"{unit:.0f} s a unit; start-up {saved / unit:.0%} of it: ceiling "
             f"{unit / max(unit - saved, 1e-9):.2f}x with a unit's jobs in one process"
         )
+    with tempfile.TemporaryDirectory(prefix="bench_cells_") as folder:
+        for experiment, cell in sample_cells(args.configfile, args.epochs, Path(folder)):
+            specs = [(experiment, spec) for spec in cell]
+            alone_wall, alone_cpu = one_process_per_job(specs, Path(folder))
+            cell_wall, cell_cpu = one_process_per_cell([(experiment, cell)], Path(folder))
+            print(
+                f"{experiment}: a cell of {len(cell)} jobs at {args.epochs} epochs: one "
+                f"process a job {alone_wall:.1f} s wall ({alone_cpu:.1f} CPU-s), the cell as one "
+                f"job (stack_units) {cell_wall:.1f} s ({cell_cpu:.1f} CPU-s): "
+                f"{alone_cpu / cell_cpu:.2f}x in CPU-s"
+            )
     rate, roof = step_rate(), matmul_roof()
     print(
         f"spectrum network step: {rate:.1f} GFLOP/s against this thread's matmul roof "

@@ -4,7 +4,6 @@ which jobs each runs, and that the jobs themselves do not change."""
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import pytest
 from test_contract import contract, paper_contract
@@ -12,7 +11,7 @@ from test_contract import contract, paper_contract
 from whcore.pipeline.contract.base import memory_mb
 from whcore.pipeline.contract.cells import MAX_UNITS, Cells
 from whcore.pipeline.jobs.train import read_cell
-from whcore.pipeline.runtime.layout import Layout, matches
+from whcore.pipeline.runtime.layout import Layout, matches, wildcards_of
 
 # The tiny config with a cell of several units in each experiment: 3 spectrum draws, 3
 # synthetic draws of each n (draw 0 timed, alone), 2 subsamples of each real dataset.
@@ -22,17 +21,6 @@ STACKED = {
     "synthetic.draws": 3,
     "real.data_seeds": 2,
 }
-
-
-def wildcards_of(pattern: str, path: str) -> dict:
-    """The wildcards that make ``pattern`` ``path`` (as Snakemake finds them)."""
-    names = re.findall(r"\{(\w+)\}", pattern)
-    pieces = re.split(r"\{\w+\}", pattern)
-    regex = "".join(
-        re.escape(piece) + (f"(?P<{name}>[^/]+)" if i < len(names) else "")
-        for i, (piece, name) in enumerate(zip(pieces, [*names, None]))
-    )
-    return re.fullmatch(regex, path).groupdict()
 
 
 def training_jobs(plan) -> dict:

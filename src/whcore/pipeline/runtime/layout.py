@@ -8,16 +8,29 @@ shared by every run under ``resources/``. Paths are patterns with Snakemake wild
 
 from __future__ import annotations
 
-__all__ = ["Layout", "matches"]
+__all__ = ["Layout", "matches", "wildcards_of"]
+
+
+def wildcards_of(pattern: str, path: str) -> dict[str, str] | None:
+    """The wildcards that make ``pattern`` ``path`` (each one path component, or part of one),
+    as Snakemake finds them; None where ``path`` is no instance of ``pattern``."""
+    import re
+
+    pieces = re.split(r"\{(\w+)\}", pattern)  # literal text and wildcard names, alternating
+    regex, seen = "", set()
+    for index, piece in enumerate(pieces):
+        if index % 2 == 0:
+            regex += re.escape(piece)
+        else:  # a wildcard named twice must match the same text twice
+            regex += f"(?P={piece})" if piece in seen else f"(?P<{piece}>[^/]+)"
+            seen.add(piece)
+    found = re.fullmatch(regex, path)
+    return None if found is None else found.groupdict()
 
 
 def matches(pattern: str, path: str) -> bool:
-    """Whether ``path`` is an instance of ``pattern``, each wildcard one path component (or
-    part of one)."""
-    import re
-
-    pieces = re.split(r"\{\w+\}", pattern)  # the literal text between the wildcards
-    return re.fullmatch("[^/]+".join(map(re.escape, pieces)), path) is not None
+    """Whether ``path`` is an instance of ``pattern`` (``wildcards_of``)."""
+    return wildcards_of(pattern, path) is not None
 
 
 class Layout:
