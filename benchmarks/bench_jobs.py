@@ -33,24 +33,28 @@ from collections import defaultdict
 from pathlib import Path
 
 import torch
+import yaml
 
 from whcore.data.synthetic import degree_ladder, random_sparse
 from whcore.pipeline.contract import Contract, load_contract
-from whcore.pipeline.jobs.train import TrainSpec, run_job
+from whcore.pipeline.jobs.train import TrainSpec, run_cell
+from whcore.pipeline.runtime.layout import wildcards_of
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def timed(spec: dict, epochs: int, device: str) -> float:
-    """Seconds of one run of ``spec`` for ``epochs`` epochs (no early stopping). A job that
-    trains its networks one after another is run with one network (``networks`` scales it)."""
-    spec = copy.deepcopy(spec)
-    spec["training"].update(epochs=epochs, patience=epochs + 1)
-    if not spec["training"]["vectorize"]:
-        spec["training"]["seeds"] = spec["training"]["seeds"][:1]
-        spec["grid"] = spec["grid"][:1]
+def timed(specs: list[dict], epochs: int, device: str) -> float:
+    """Seconds of one run of a job's spec (or a cell's specs, trained as one:
+    ``run_cell``) for ``epochs`` epochs (no early stopping). Jobs that train their networks
+    one after another are run with one network each (``networks`` scales them)."""
+    specs = copy.deepcopy(specs)
+    for spec in specs:
+        spec["training"].update(epochs=epochs, patience=epochs + 1)
+        if not spec["training"]["vectorize"]:
+            spec["training"]["seeds"] = spec["training"]["seeds"][:1]
+            spec["grid"] = spec["grid"][:1]
     start = time.perf_counter()
-    run_job(TrainSpec.from_dict(spec), device, log=lambda msg: None)
+    run_cell([TrainSpec.from_dict(spec) for spec in specs], device, log=lambda msg: None)
     if device.startswith("cuda"):
         torch.cuda.synchronize()
     return time.perf_counter() - start
@@ -61,8 +65,28 @@ def networks(spec: dict) -> int:
     return len(spec["training"]["seeds"]) * len(spec["grid"])
 
 
-def contract_of(configfile: str) -> Contract:
-    return load_contract(configfile, str(REPO / "workflow/schemas/config.schema.yaml"))
+def contract_of(configfile: str, stack_units: bool = False) -> Contract:
+    """The plan of ``configfile``; with ``stack_units``, its cells run as one job each."""
+    config = yaml.safe_load(Path(configfile).read_text())
+    config["stack_units"] = stack_units or config.get("stack_units", False)
+    return load_contract(config, str(REPO / "workflow/schemas/config.schema.yaml"))
+
+
+def cells_of(contract: Contract, jobs: list) -> list[list]:
+    """``jobs`` as the Snakemake jobs that run them: a cell's together (``stack_units``),
+    every other job alone."""
+    cell_of = {}
+    for cells in contract.cells:
+        pattern = cells.outputs(contract.layout)["records"][0]
+        for path in contract.jobs:
+            if (found := wildcards_of(pattern, path)) is not None:
+                cell = contract.cell_jobs(cells, found)
+                cell_of.update({job.spec.outputs["records"]: cell for job in cell})
+    grouped = {}
+    for job in jobs:
+        cell = cell_of.get(job.spec.outputs["records"], [job])
+        grouped[cell[0].spec.outputs["records"]] = cell
+    return list(grouped.values())
 
 
 def paper_contract() -> Contract:
@@ -109,26 +133,28 @@ def job_groups(contract: Contract, methods=()) -> list[tuple[tuple, list]]:
 
 
 def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path, single_run_above: float):
-    """A group's jobs, a representative job's fixed and per-epoch seconds, the job's and the
-    group's hours (None when the job's dataset is missing)."""
+    """A group's Snakemake jobs (each a list of training jobs: one, or a cell's), a
+    representative one's fixed and per-epoch seconds, its and the group's hours (None when its
+    dataset is missing)."""
     experiment, dataset, method, group, stacked = key
-    jobs = sorted(jobs, key=lambda j: j.spec.data.train_size)
-    job = jobs[len(jobs) // 2]
-    spec = materialize(contract, job.spec.to_dict(), tmp)
-    if spec is None:
-        print(f"skip {experiment}/{dataset}/{method}: {job.spec.data.path} missing")
+    jobs = sorted(jobs, key=lambda cell: cell[0].spec.data.train_size)
+    cell = jobs[len(jobs) // 2]
+    specs = [materialize(contract, job.spec.to_dict(), tmp) for job in cell]
+    if None in specs:
+        print(f"skip {experiment}/{dataset}/{method}: {cell[0].spec.data.path} missing")
         return None
-    warm_up = timed(spec, 1, device)  # also warms file caches, allocator, kernels
+    warm_up = timed(specs, 1, device)  # also warms file caches, allocator, kernels
     if warm_up > single_run_above:
         fixed, per_epoch = 0.0, warm_up
     else:
-        t1, t2 = timed(spec, 1, device), timed(spec, 2, device)
+        t1, t2 = timed(specs, 1, device), timed(specs, 2, device)
         per_epoch = max(t2 - t1, 0.0)
         fixed = max(t1 - per_epoch, 0.0)
     # a job that trains its networks one after another loads its data once
+    spec = specs[0]
     scale = 1 if spec["training"]["vectorize"] else networks(spec)
-    if job.spec.training.patience is None:  # no early stopping: every configured epoch runs
-        epochs = job.spec.training.epochs
+    if cell[0].spec.training.patience is None:  # no early stopping: every configured epoch runs
+        epochs = cell[0].spec.training.epochs
     job_s = fixed + scale * epochs * per_epoch
     return {
         "experiment": experiment,
@@ -137,8 +163,9 @@ def cost_row(key, jobs, contract, device: str, epochs: int, tmp: Path, single_ru
         "group": group,
         "training": stacked,
         "jobs": len(jobs),
-        "example": job.spec.outputs["records"],
-        "networks": networks(spec),
+        "units": len(cell),
+        "example": cell[0].spec.outputs["records"],
+        "networks": networks(spec) * len(cell),
         "epochs": epochs,
         "per_epoch_s": round(per_epoch * scale, 3),
         "fixed_s": round(fixed, 2),
@@ -176,12 +203,21 @@ def main() -> None:
         help="comma-separated: measure only the groups whose name (experiment/dataset/method/"
         "group, e.g. real/sgemm/ens/m7) contains one of these (default: all)",
     )
+    parser.add_argument(
+        "--stack-units",
+        action="store_true",
+        help="time the jobs as stack_units runs them: a cell's jobs as one (one representative "
+        "cell per group)",
+    )
     parser.add_argument("--out", help="also write the table here (JSON)")
     parser.add_argument("--markdown", help="also write the table here (Markdown, for the README)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    contract = contract_of(args.configfile)
-    groups = job_groups(contract, [m for m in args.methods.split(",") if m])
+    contract = contract_of(args.configfile, args.stack_units)
+    groups = [
+        (key, cells_of(contract, jobs))
+        for key, jobs in job_groups(contract, [m for m in args.methods.split(",") if m])
+    ]
     wanted = [w for w in args.only.split(",") if w]
     groups = [
         (k, jobs) for k, jobs in groups if not wanted or any(w in "/".join(k) for w in wanted)
@@ -216,15 +252,16 @@ def markdown(rows: list[dict], total_h: float, args, groups: int) -> str:
         f"configured epochs where it does not (benchmarks/bench_jobs.py --configfile "
         f"{Path(args.configfile).name}, torch {torch.__version__}).",
         "",
-        "| experiment | dataset | method | group | training | jobs | networks per job | epochs "
-        "| fixed s | s per epoch | hours |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| experiment | dataset | method | group | training | jobs | units per job | networks per "
+        "job | epochs | fixed s | s per epoch | hours |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         per_epoch = f"{r['per_epoch_s']}{' (one run)' if r['one_run'] else ''}"
         lines.append(
             f"| {r['experiment']} | {r['dataset']} | {r['method']} | {r['group']} | "
-            f"{r['training']} | {r['jobs']} | {r['networks']} | {r['epochs']} | {r['fixed_s']} | "
+            f"{r['training']} | {r['jobs']} | {r['units']} | {r['networks']} | {r['epochs']} | "
+            f"{r['fixed_s']} | "
             f"{per_epoch} | "
             f"{r['group_h']} |"
         )
@@ -232,7 +269,7 @@ def markdown(rows: list[dict], total_h: float, args, groups: int) -> str:
     if args.methods:
         label += f" ({args.methods} only)"
     lines.append(
-        f"| {label} | | | | | {sum(r['jobs'] for r in rows)} | | | | | **{total_h:.1f}** |"
+        f"| {label} | | | | | {sum(r['jobs'] for r in rows)} | | | | | | **{total_h:.1f}** |"
     )
     return "\n".join(lines) + "\n"
 

@@ -25,7 +25,9 @@
 #     CUDA graph, per shape of the grid (benchmarks/bench_launch.py); a grouped HashWH job
 #     trained eagerly and replayed from CUDA graphs, its records compared (bench_graphs.py);
 #  7. the decisive configuration (config/decisive.yaml): one representative job per group at
-#     its settings (the spectrum's 500 epochs, 100 elsewhere), projected to its whole grid.
+#     its settings (the spectrum's 500 epochs, 100 elsewhere), projected to its whole grid;
+#  8. the same as stack_units runs it: one representative cell per group (a cell's jobs as one
+#     job, one stacked model), projected to its whole grid: what one GPU takes for the design.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-benchmarks/results/gpu}"
@@ -77,18 +79,21 @@ step 75 "FWHT, HashWH step, EN-S throughput" "$PY" benchmarks/run.py --device "$
   --parts fwht,step,ens_throughput --out "$OUT/bench.json"
 step 100 "grouped vs one per job" "$PY" benchmarks/bench_grouped.py --device "$DEVICE" \
   --epochs "$quick_epochs" --methods hashwh --out "$OUT/grouped.json"
-step 170 "cost table" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" --epochs 100 \
+step 155 "cost table" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" --epochs 100 \
   --single-run-above 10 --out "$OUT/cost.json" --markdown "$OUT/cost.md"
 step 30 "precision" "$PY" benchmarks/bench_precision.py --device "$DEVICE" \
   --epochs "$quick_epochs" --out "$OUT/precision.json"
 # A CPU rehearsal runs the two light shapes at small stacks (GB1's width-800 step is seconds).
 launch=(--sizes 20,100,500,2000)
 [ "$DEVICE" = cpu ] && launch=(--sizes 20,40 --cases spectrum,synthetic)
-step 240 "networks per launch" "$PY" benchmarks/bench_launch.py --device "$DEVICE" \
+step 225 "networks per launch" "$PY" benchmarks/bench_launch.py --device "$DEVICE" \
   "${launch[@]}" --steps 30 --out "$OUT/launch.json"
 step 90 "training replayed from CUDA graphs" "$PY" benchmarks/bench_graphs.py --device "$DEVICE" \
   --epochs "$quick_epochs" --out "$OUT/graphs.json"
-step 60 "the decisive configuration" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" \
+step 45 "the decisive configuration" "$PY" benchmarks/bench_jobs.py --device "$DEVICE" \
   --configfile config/decisive.yaml --epochs 100 --single-run-above 10 \
   --out "$OUT/decisive.json" --markdown "$OUT/decisive.md"
+step 60 "the decisive configuration, a cell's jobs as one" "$PY" benchmarks/bench_jobs.py \
+  --device "$DEVICE" --configfile config/decisive.yaml --stack-units --epochs 100 \
+  --single-run-above 10 --out "$OUT/decisive_cells.json" --markdown "$OUT/decisive_cells.md"
 echo "results in $OUT: $(ls "$OUT" | tr '\n' ' ')"
