@@ -89,7 +89,8 @@ def test_docs_snakemake_commands_parse_and_plan(tmp_path):
 
 def test_snakemake_commands_put_targets_first():
     """--configfile and --config swallow what follows them: a target after them is lost. (One
-    --configfile may name several files, merged in order: `--configfile a.yaml plan.yaml`.)"""
+    --configfile may name several files, merged in order: `--configfile a.yaml plan.yaml`, and
+    one --config several settings: `--config device=cuda stack_units=True`.)"""
     import shlex
 
     commands = snakemake_commands([README, *DOCS])
@@ -101,6 +102,9 @@ def test_snakemake_commands_put_targets_first():
                 following = words[words.index(option) + 2 :]
                 if option == "--configfile":
                     while following and following[0].endswith((".yaml", ".yml", ".json")):
+                        following = following[1:]
+                else:  # --config takes every key=value that follows
+                    while following and "=" in following[0]:
                         following = following[1:]
                 assert not following or following[0].startswith("-"), command
 
