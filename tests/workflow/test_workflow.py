@@ -242,7 +242,7 @@ def test_stacked_units_train_each_cell_as_one_job_with_the_same_numbers(
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     table = "results/tiny/tables/spectrum_epochs.parquet"
     env = {"WHCORE_DATA_MIRROR": str(data_mirror)}
-    args = ("--cores", "2", "--configfile", str(path), table)
+    args = (table, "--cores", "2", "--configfile", str(path))  # targets first
     counts = job_counts(snakemake("-n", *args, workdir=tmp_path, env=env).stdout)
     assert counts["train_spectrum_cell"] == 5 * 2 and "train_spectrum" not in counts
     snakemake(*args, workdir=tmp_path, env=env)
