@@ -79,7 +79,7 @@ def cells_of(contract: Contract, jobs: list) -> list[list]:
     for cells in contract.cells:
         pattern = cells.outputs(contract.layout)["records"][0]
         for path in contract.jobs:
-            if (found := wildcards_of(pattern, path)) is not None:
+            if path not in cell_of and (found := wildcards_of(pattern, path)) is not None:
                 cell = contract.cell_jobs(cells, found)
                 cell_of.update({job.spec.outputs["records"]: cell for job in cell})
     grouped = {}

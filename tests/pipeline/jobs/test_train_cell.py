@@ -79,17 +79,10 @@ def test_a_cells_jobs_train_as_each_alone(targets, tmp_path):
             assert_same(mine.spectra, own.spectra)
             assert (mine.records["stack_size"] == 3 * 2 * 2).all()
             assert (own.records["stack_size"] == 2 * 2).all()
+            assert "unit" not in mine.records and "unit" not in own.records
         columns.append([c for c in results[0].records.columns if c.startswith("coef_")])
     # the draws' supports differ, so each job keeps its own metrics, none of another's
     assert len({tuple(c) for c in columns}) == len(columns)
-
-
-def test_a_cell_of_one_job_is_the_job(targets, tmp_path):
-    (spec,) = specs_of(targets[:1], tmp_path)
-    (results,) = run_cell([spec], "cpu")
-    for mine, own in zip(results, run_job(spec, "cpu")):
-        assert_same(mine.records, own.records)
-        assert "unit" not in mine.records
 
 
 @pytest.mark.parametrize(

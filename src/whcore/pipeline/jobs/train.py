@@ -188,9 +188,6 @@ class TrainSpec(JobSpec):
         set_up_device(args)
         _train(specs, outputs, args)
 
-    def run(self, args, outputs) -> None:
-        _train([self], [outputs], args)
-
 
 Spec = TrainSpec
 
@@ -199,7 +196,7 @@ def read_cell(text: str | Path) -> list[TrainSpec]:
     """The specs of ``--spec``: one job's (a mapping), or a cell's jobs (a list of them)."""
     source, value = parse_spec(text)
     if not isinstance(value, list):
-        return [TrainSpec.read(text)]
+        return [TrainSpec.from_dict(value, source)]
     if not value:
         raise SpecError(f"{source}: an empty list of specs; give a job's spec or a cell's")
     return [TrainSpec.from_dict(item, f"{source}: job {i}") for i, item in enumerate(value)]
@@ -299,7 +296,7 @@ def spectrum_callback(target: SparseTarget | Sequence[SparseTarget], scale: floa
         merged: dict = {}
         for unit, (values, k) in enumerate(zip(dense, scales)):
             rows = np.flatnonzero(units == unit)
-            spectrum = flat[torch.as_tensor(rows)] * k
+            spectrum = (flat if len(dense) == 1 else flat[torch.as_tensor(rows)]) * k
             for member, row in zip([members[r] for r in rows], spectrum.float().numpy()):
                 spectra[member.unit, member.config, member.seed, epoch] = row
             metrics = spectral_metrics(spectrum, values, n)
@@ -419,7 +416,8 @@ def _job_results(spec, data, records, unit, label_of, spectra, columns):
     identity = spec.data.identity(data)
     mine = records[records["unit"] == unit].drop(columns="unit")
     if len(columns) > 1:  # a cell's: its own metrics only, in the order it alone has them
-        kept = [c for c in mine.columns if c not in {k for ks in columns.values() for k in ks}]
+        measured = {column for unit_columns in columns.values() for column in unit_columns}
+        kept = [c for c in mine.columns if c not in measured]
         at = kept.index("status")
         mine = mine[kept[:at] + columns[unit] + kept[at:]]
     results = []
